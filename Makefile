@@ -1,0 +1,47 @@
+# Perch — see README.md. `make run` starts the app, `make test` runs the tests.
+GO      ?= go
+BIN     := build/perch
+export LANG := en_US.UTF-8
+
+# Debian 12 packages: building the GUI (Fyne/GLFW), and the tools the tests use.
+APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev libwayland-dev
+APT_TEST  := xvfb imagemagick xdotool x11-utils dbus ffmpeg sox libsox-fmt-all espeak-ng \
+             libheif-examples python3-pil python3-numpy npm
+
+.PHONY: run build test bench fuzz lint deps deps-build screenshot bundle clean
+
+run: deps-build build
+	./$(BIN)
+
+build:
+	$(GO) build -o $(BIN) ./app
+
+deps-build:
+	@sh bundle/apt-deps.sh $(APT_BUILD)
+
+deps:
+	@sh bundle/apt-deps.sh $(APT_BUILD) $(APT_TEST)
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+
+# Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`).
+FUZZTIME ?= 60s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "lint: staticcheck not installed, skipped"; fi
+
+clean:
+	rm -rf build

@@ -1,0 +1,29 @@
+// Command perch is the Perch menubar app and its command-line verbs.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run dispatches to a verb; with no verb it starts the GUI.
+func run(args []string) int {
+	name := "gui"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "-h" || name == "--help" || name == "help" {
+		usage()
+		return 0
+	}
+	v, ok := verbs[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "perch: unknown command %q (try 'perch help')\n", name)
+		return 2
+	}
+	return v.run(args)
+}

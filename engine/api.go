@@ -1,0 +1,153 @@
+// Package engine runs Gemma-4 generation: one goroutine, locked to one OS
+// thread, owns the tensor backend and serves every request from one bounded
+// queue. Callers get Go values and typed events; no tensor crosses this API.
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrBusy is returned by Generate at once when the request queue is full.
+var ErrBusy = errors.New("engine busy: the request queue is full, try again shortly")
+
+// ErrClosed is returned by Generate after Close.
+var ErrClosed = errors.New("engine closed")
+
+// Generator is what the app, the UI and the local API server talk to.
+type Generator interface {
+	// Generate validates and prepares the request on the caller's goroutine,
+	// then enqueues it. The channel carries Queued/Progress/Token events and
+	// ends with exactly one Done or Error event, then closes. Cancelling ctx
+	// stops the request between prefill chunks and decode steps.
+	Generate(ctx context.Context, req Request) (<-chan Event, error)
+}
+
+// Role of a chat message, as in OpenAI's chat API ("assistant" renders as
+// the model's turn).
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType says what a content part carries.
+type PartType string
+
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image"
+	PartAudio PartType = "audio"
+	PartVideo PartType = "video"
+)
+
+// Part is one piece of a message's content: text, or the raw bytes of a
+// media file (the engine sniffs and preprocesses them before queueing).
+type Part struct {
+	Type PartType
+	Text string
+	Data []byte // media bytes for image/audio/video parts
+	Name string // a name for error messages (file name or URL), optional
+}
+
+// Message is one chat turn.
+type Message struct {
+	Role    Role
+	Content []Part
+	// Thinking is a prior assistant turn's reasoning; templates strip it.
+	Thinking string
+}
+
+// Text returns a user message holding only text.
+func Text(role Role, s string) Message {
+	return Message{Role: role, Content: []Part{{Type: PartText, Text: s}}}
+}
+
+// Sampling overrides the model's generation_config defaults. A nil field
+// keeps the default; Temperature 0 is greedy.
+type Sampling struct {
+	Temperature       *float32
+	TopP              *float32
+	TopK              *int
+	MinP              *float32
+	RepetitionPenalty *float32
+	Seed              *uint64
+}
+
+// Request is one generation.
+type Request struct {
+	Messages []Message
+	// PromptIDs, when set, is fed as is (no chat template); Messages' media
+	// parts then fill the placeholder ids in order.
+	PromptIDs      []int32
+	Sampling       Sampling
+	MaxTokens      int  // 0: the engine's default
+	IgnoreEOS      bool // decode through stop tokens
+	EnableThinking bool
+	Stop           []string // extra stop strings (OpenAI "stop")
+	// ConversationID lets the engine reuse the KV prefix of the previous turn.
+	ConversationID string
+	// MaxSoftTokens is the image soft-token budget (70/140/280/560/1120); 0: model default.
+	MaxSoftTokens int
+	VideoFPS      float64 // 0: default 2
+	MaxFrames     int     // 0: default 32
+	// DumpLogits, when set, receives the prefill's last-position logits.
+	DumpLogits func([]float32)
+}
+
+// EventKind tells which fields of an Event are set.
+type EventKind int
+
+const (
+	EventQueued   EventKind = iota // Position
+	EventProgress                  // Stage, Fraction
+	EventToken                     // Token
+	EventDone                      // Stats, StopReason
+	EventError                     // Err
+)
+
+// Token is one generated token and the text it adds.
+type Token struct {
+	ID       int32
+	Text     string // UTF-8-safe delta (may be empty while a character is incomplete)
+	Thinking bool   // inside the model's thought channel
+}
+
+// Stop reasons reported in Done events.
+const (
+	StopEOS       = "stop"      // a stop token or stop string
+	StopMaxTokens = "length"    // MaxTokens reached
+	StopCancelled = "cancelled" // ctx cancelled
+)
+
+// Stats summarise a finished generation.
+type Stats struct {
+	PromptTokens    int
+	GeneratedTokens int
+	TokenIDs        []int32
+	TimeToFirst     time.Duration
+	PrefillTokS     float64
+	DecodeTokS      float64
+	PeakMemory      int64 // bytes, backend's own accounting
+	Backend         string
+	TowerTime       time.Duration
+	EncoderHits     int
+	PrefixReused    int            // prompt tokens taken from the prefix cache
+	PromptByKind    map[string]int // prompt tokens per modality: text, image, audio, video
+}
+
+// Event is one message on a Generate channel.
+type Event struct {
+	Kind       EventKind
+	Position   int
+	Stage      string
+	Fraction   float64
+	Token      Token
+	Stats      *Stats
+	StopReason string
+	Err        error
+}
