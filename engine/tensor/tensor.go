@@ -193,7 +193,7 @@ type Backend interface {
 	// Softmax computes in float32 and returns x's dtype (MLX precise softmax).
 	Softmax(x Tensor, axis int) Tensor
 	LogSumExp(x Tensor, axis int, keepDims bool) Tensor
-	Argsort(x Tensor, axis int) Tensor                // int32, ascending
+	Argsort(x Tensor, axis int) Tensor               // int32, ascending
 	ArgPartition(x Tensor, kth int, axis int) Tensor // int32
 	Cumsum(x Tensor, axis int) Tensor
 	// Categorical draws one index per row of logits [.., V] (unnormalised
