@@ -1,0 +1,85 @@
+package history
+
+import "fmt"
+
+// migrations[i] moves the schema from version i to i+1 (PRAGMA user_version).
+// Append only; never edit a migration that has shipped.
+var migrations = []string{
+	`CREATE TABLE conversations (
+		id      TEXT PRIMARY KEY,
+		title   TEXT NOT NULL,
+		model   TEXT NOT NULL DEFAULT '',
+		created INTEGER NOT NULL,
+		updated INTEGER NOT NULL
+	);
+	CREATE INDEX conversations_updated ON conversations(updated DESC);
+	CREATE TABLE messages (
+		id              TEXT PRIMARY KEY,
+		conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+		seq             INTEGER NOT NULL,
+		role            TEXT NOT NULL,
+		text            TEXT NOT NULL DEFAULT '',
+		thinking        TEXT NOT NULL DEFAULT '',
+		state           TEXT NOT NULL,
+		error           TEXT NOT NULL DEFAULT '',
+		model           TEXT NOT NULL DEFAULT '',
+		prompt_tokens   INTEGER NOT NULL DEFAULT 0,
+		gen_tokens      INTEGER NOT NULL DEFAULT 0,
+		ttft_ms         INTEGER NOT NULL DEFAULT 0,
+		elapsed_ms      INTEGER NOT NULL DEFAULT 0,
+		tok_per_s       REAL NOT NULL DEFAULT 0,
+		created         INTEGER NOT NULL,
+		updated         INTEGER NOT NULL,
+		UNIQUE (conversation_id, seq)
+	);
+	CREATE TABLE blobs (
+		sha256      TEXT PRIMARY KEY,
+		kind        TEXT NOT NULL,
+		mime        TEXT NOT NULL DEFAULT '',
+		size        INTEGER NOT NULL,
+		duration_ms INTEGER NOT NULL DEFAULT 0,
+		width       INTEGER NOT NULL DEFAULT 0,
+		height      INTEGER NOT NULL DEFAULT 0,
+		thumb       BLOB,
+		created     INTEGER NOT NULL
+	);
+	CREATE TABLE attachments (
+		message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+		ord        INTEGER NOT NULL,
+		sha256     TEXT NOT NULL REFERENCES blobs(sha256),
+		name       TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (message_id, ord)
+	);
+	CREATE INDEX attachments_sha ON attachments(sha256);`,
+}
+
+// SchemaVersion is the version this build writes.
+var SchemaVersion = len(migrations)
+
+func (s *Store) migrate() error {
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("%w (schema %d, this build knows %d)", ErrNewerSchema, v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		tx, err := s.db.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate history to schema %d: %w", v+1, err)
+		}
+		if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
