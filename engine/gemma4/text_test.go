@@ -1,0 +1,142 @@
+package gemma4_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"perch/engine/gemma4"
+	"perch/engine/gocpu"
+	"perch/engine/golden"
+	"perch/engine/tensor"
+)
+
+const testdata = "../../testdata"
+
+type fixture struct {
+	model, golden string
+	// prefix of golden names the Go backend is held to (bf16 weights are
+	// upcast: float32-compute goldens).
+	f32prefix string
+	atol      float64
+}
+
+var textFixtures = []fixture{
+	{"text-tiny", "text-tiny", "", 2e-4},
+	{"text-tiny-q4", "text-tiny-q4", "", 2e-4},
+	{"text-tiny-bf16", "text-tiny-bf16", "f32compute_", 5e-4},
+}
+
+func backends() map[string]func() tensor.Backend {
+	return map[string]func() tensor.Backend{
+		"plain": func() tensor.Backend { return gocpu.New(gocpu.Options{Plain: true}) },
+		"fast":  func() tensor.Backend { return gocpu.New(gocpu.Options{}) },
+	}
+}
+
+func load(t *testing.T, b tensor.Backend, name string) *gemma4.Model {
+	t.Helper()
+	m, err := gemma4.Load(b, filepath.Join(testdata, "models", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func openGolden(t *testing.T, name string) *golden.File {
+	t.Helper()
+	g, err := golden.Open(filepath.Join(testdata, "goldens", name, "golden.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func ids(b tensor.Backend, v []int32) tensor.Tensor { return b.FromInt32(v, []int{1, len(v)}) }
+
+func argmax(v []float32) int32 {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func checkClose(t *testing.T, what string, got, want []float32, atol float64) {
+	t.Helper()
+	d, err := golden.Compare(got, want)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if d.Max > atol {
+		t.Fatalf("%s: %v exceeds atol %g", what, d, atol)
+	}
+	t.Logf("%s: %v", what, d)
+}
+
+// TestTextGoldens: prefill logits, greedy decode with the KV caches (ids and
+// per-step logits), and a cache-free forward over the whole sequence.
+func TestTextGoldens(t *testing.T) {
+	for _, fx := range textFixtures {
+		for bn, mk := range backends() {
+			t.Run(fx.model+"/"+bn, func(t *testing.T) {
+				b := mk()
+				defer b.Close()
+				m := load(t, b, fx.model)
+				g := openGolden(t, fx.golden)
+				prompt := must(g.I32("input_ids"))
+				V := m.Cfg.Text.VocabSize
+
+				caches := m.Text.NewCaches()
+				logits := m.Text.Forward(gemma4.Inputs{IDs: ids(b, prompt)}, caches)
+				got := must(b.Float32s(logits))
+				if fx.f32prefix == "" {
+					checkClose(t, "prefill_logits", got, must(g.F32("prefill_logits")), fx.atol)
+				}
+				wantIDs := must(g.I32(fx.f32prefix + "generated_ids"))
+				wantSteps := must(g.F32(fx.f32prefix + "step_logits"))
+				last := got[len(got)-V:]
+				for i := range wantIDs {
+					checkClose(t, "step_logits row", last, wantSteps[i*V:(i+1)*V], fx.atol)
+					next := argmax(last)
+					if next != wantIDs[i] {
+						t.Fatalf("step %d: greedy id %d, want %d", i, next, wantIDs[i])
+					}
+					out := m.Text.Forward(gemma4.Inputs{IDs: ids(b, []int32{next})}, caches)
+					last = must(b.Float32s(out))
+				}
+				full := must(g.I32("full_sequence_ids"))
+				logits = m.Text.Forward(gemma4.Inputs{IDs: ids(b, full)}, nil)
+				checkClose(t, "full_sequence_logits", must(b.Float32s(logits)), must(g.F32(fx.f32prefix+"full_sequence_logits")), fx.atol)
+			})
+		}
+	}
+}
+
+// TestCacheConsistency: prefilling n tokens gives the same last logits as
+// prefilling n-1 and decoding one, across the sliding window.
+func TestCacheConsistency(t *testing.T) {
+	b := gocpu.New(gocpu.Options{})
+	defer b.Close()
+	for _, name := range []string{"text-tiny", "text-tiny-q4", "vision-unified-tiny"} {
+		m := load(t, b, name)
+		seq := []int32{2, 485, 494, 539, 301, 688, 630, 971, 759, 337, 479, 537, 34, 448, 774, 125, 305, 221, 13, 21}
+		for _, n := range []int{5, 9, 13, 20} {
+			all := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, seq[:n]), LastOnly: true}, m.Text.NewCaches())))
+			cs := m.Text.NewCaches()
+			m.Text.Forward(gemma4.Inputs{IDs: ids(b, seq[:n-1]), LastOnly: true}, cs)
+			step := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, seq[n-1:n])}, cs)))
+			checkClose(t, name+" prefill n vs n-1 + decode", step, all, 1e-4)
+		}
+	}
+}

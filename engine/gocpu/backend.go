@@ -1,0 +1,298 @@
+// Package gocpu is the Go CPU backend: every op of tensor.Backend computed
+// eagerly in float32. Its plain path (Options.Plain) is the op-by-op oracle
+// for the MLX binding; the default path swaps in fast, parallel quantized
+// kernels that are tested against the plain one.
+package gocpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+
+	"perch/engine/tensor"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Plain selects the simple reference kernels everywhere.
+	Plain bool
+	// Threads caps the worker count (0: GOMAXPROCS).
+	Threads int
+}
+
+// Backend implements tensor.Backend on the CPU in Go.
+type Backend struct {
+	opt  Options
+	err  error
+	pool *pool
+	peak int64
+}
+
+var _ tensor.Backend = (*Backend)(nil)
+
+// New returns a Go backend.
+func New(opt Options) *Backend {
+	n := opt.Threads
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return &Backend{opt: opt, pool: newPool(n)}
+}
+
+func (b *Backend) Name() string {
+	if b.opt.Plain {
+		return "go-plain"
+	}
+	return "go"
+}
+
+func (b *Backend) Err() error { return b.err }
+func (b *Backend) ClearErr()  { b.err = nil }
+
+var empty = &T{shape: []int{0}, dt: tensor.Float32}
+
+// fail records the first error and returns an empty tensor.
+func (b *Backend) fail(op string, format string, args ...any) tensor.Tensor {
+	if b.err == nil {
+		b.err = fmt.Errorf("go backend: %s: %s", op, fmt.Sprintf(format, args...))
+	}
+	return empty
+}
+
+// ok reports whether ops may run: no earlier error and every input is ours.
+func (b *Backend) ok(op string, ts ...tensor.Tensor) bool {
+	if b.err != nil {
+		return false
+	}
+	for i, t := range ts {
+		if _, isT := t.(*T); !isT {
+			b.fail(op, "argument %d is %T, not a Go backend tensor", i, t)
+			return false
+		}
+	}
+	return true
+}
+
+func checkShape(shape []int) error {
+	for _, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("negative dimension in %v", shape)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) FromFloat32(data []float32, shape []int, dt tensor.DType) tensor.Tensor {
+	if !b.ok("FromFloat32") {
+		return empty
+	}
+	if err := checkShape(shape); err != nil || numel(shape) != len(data) {
+		return b.fail("FromFloat32", "%d values for shape %v", len(data), shape)
+	}
+	t := newF(shape...)
+	copy(t.f, data)
+	if dt == tensor.BFloat16 {
+		for i, v := range t.f {
+			t.f[i] = RoundBF16(v)
+		}
+	}
+	return t
+}
+
+func (b *Backend) FromInt32(data []int32, shape []int) tensor.Tensor {
+	if !b.ok("FromInt32") {
+		return empty
+	}
+	if err := checkShape(shape); err != nil || numel(shape) != len(data) {
+		return b.fail("FromInt32", "%d values for shape %v", len(data), shape)
+	}
+	t := newI(shape...)
+	copy(t.i, data)
+	return t
+}
+
+func (b *Backend) FromBool(data []bool, shape []int) tensor.Tensor {
+	if !b.ok("FromBool") {
+		return empty
+	}
+	if err := checkShape(shape); err != nil || numel(shape) != len(data) {
+		return b.fail("FromBool", "%d values for shape %v", len(data), shape)
+	}
+	t := newB(shape...)
+	copy(t.b, data)
+	return t
+}
+
+// FromBytes converts safetensors bytes. Packed uint32 weights alias raw
+// when it is 4-byte aligned (raw then must outlive the tensor).
+func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Tensor {
+	if !b.ok("FromBytes") {
+		return empty
+	}
+	if err := checkShape(shape); err != nil {
+		return b.fail("FromBytes", "%v", err)
+	}
+	n := numel(shape)
+	esize := map[tensor.DType]int{tensor.Float32: 4, tensor.BFloat16: 2, tensor.Float16: 2, tensor.Int32: 4, tensor.Uint32: 4, tensor.Bool: 1}[dt]
+	if esize == 0 || len(raw) != n*esize {
+		return b.fail("FromBytes", "%d bytes for %v %v", len(raw), dt, shape)
+	}
+	switch dt {
+	case tensor.Float32:
+		t := newF(shape...)
+		for i := range t.f {
+			t.f[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		return t
+	case tensor.BFloat16:
+		t := newF(shape...)
+		for i := range t.f {
+			t.f[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+		}
+		return t
+	case tensor.Float16:
+		t := newF(shape...)
+		for i := range t.f {
+			t.f[i] = F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+		return t
+	case tensor.Int32:
+		t := newI(shape...)
+		for i := range t.i {
+			t.i[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		return t
+	case tensor.Uint32:
+		t := &T{shape: cloneShape(shape), dt: tensor.Uint32}
+		if n > 0 && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
+			t.u = unsafe.Slice((*uint32)(unsafe.Pointer(&raw[0])), n)
+		} else {
+			t.u = make([]uint32, n)
+			for i := range t.u {
+				t.u[i] = binary.LittleEndian.Uint32(raw[4*i:])
+			}
+		}
+		return t
+	default: // Bool
+		t := newB(shape...)
+		for i := range t.b {
+			t.b[i] = raw[i] != 0
+		}
+		return t
+	}
+}
+
+func (b *Backend) Scalar(v float64, dt tensor.DType) tensor.Tensor {
+	if !b.ok("Scalar") {
+		return empty
+	}
+	switch dt {
+	case tensor.Int32:
+		t := newI()
+		t.i[0] = int32(v)
+		return t
+	case tensor.Bool:
+		t := newB()
+		t.b[0] = v != 0
+		return t
+	case tensor.BFloat16:
+		t := newF()
+		t.f[0] = RoundBF16(float32(v))
+		return t
+	case tensor.Float16:
+		t := newF()
+		t.f[0] = F16ToF32(F32ToF16(float32(v)))
+		return t
+	}
+	t := newF()
+	t.f[0] = float32(v)
+	return t
+}
+
+func (b *Backend) Zeros(shape []int, dt tensor.DType) tensor.Tensor {
+	if !b.ok("Zeros") {
+		return empty
+	}
+	if err := checkShape(shape); err != nil {
+		return b.fail("Zeros", "%v", err)
+	}
+	switch dt {
+	case tensor.Int32:
+		return newI(shape...)
+	case tensor.Bool:
+		return newB(shape...)
+	case tensor.Uint32:
+		return &T{shape: cloneShape(shape), dt: tensor.Uint32, u: make([]uint32, numel(shape))}
+	}
+	return newF(shape...)
+}
+
+func (b *Backend) Eval(ts ...tensor.Tensor) error      { b.ok("Eval", ts...); return b.err }
+func (b *Backend) AsyncEval(ts ...tensor.Tensor) error { return b.Eval(ts...) }
+
+func (b *Backend) Float32s(x tensor.Tensor) ([]float32, error) {
+	if !b.ok("Float32s", x) {
+		return nil, b.err
+	}
+	t := x.(*T)
+	if t.dt == tensor.Float32 {
+		return append([]float32(nil), t.f...), nil
+	}
+	return append([]float32(nil), asFloats(t)...), nil
+}
+
+func (b *Backend) Int32s(x tensor.Tensor) ([]int32, error) {
+	if !b.ok("Int32s", x) {
+		return nil, b.err
+	}
+	t := x.(*T)
+	switch t.dt {
+	case tensor.Int32:
+		return append([]int32(nil), t.i...), nil
+	case tensor.Uint32:
+		out := make([]int32, len(t.u))
+		for i, v := range t.u {
+			out[i] = int32(v)
+		}
+		return out, nil
+	case tensor.Bool:
+		out := make([]int32, len(t.b))
+		for i, v := range t.b {
+			if v {
+				out[i] = 1
+			}
+		}
+		return out, nil
+	}
+	out := make([]int32, len(t.f))
+	for i, v := range t.f {
+		out[i] = int32(v)
+	}
+	return out, nil
+}
+
+// Memory: the garbage collector owns Go tensors; Pin/Unpin/Sweep only
+// exist to satisfy the contract, and the accounting reads the Go heap.
+func (b *Backend) Pin(ts ...tensor.Tensor)    {}
+func (b *Backend) Unpin(ts ...tensor.Tensor)  {}
+func (b *Backend) Sweep(keep ...tensor.Tensor) {}
+
+func (b *Backend) ActiveMemory() int64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	n := int64(m.HeapInuse)
+	if n > b.peak {
+		b.peak = n
+	}
+	return n
+}
+
+func (b *Backend) PeakMemory() int64 { b.ActiveMemory(); return b.peak }
+func (b *Backend) ResetPeakMemory() { b.peak = 0 }
+
+func (b *Backend) Close() error {
+	b.pool.close()
+	return nil
+}

@@ -1,0 +1,200 @@
+package gocpu
+
+import (
+	"perch/engine/tensor"
+)
+
+// weight is a checked view of a tensor.Linear for expert e (0 if not stacked).
+type weight struct {
+	l        *tensor.Linear
+	in, out  int
+	dense    []float32 // [out, in] when not quantized
+	packed   []uint32  // [out, in*bits/32]
+	scales   []float32 // [out, in/group]
+	biases   []float32
+	bias     []float32 // [out] or nil
+	words    int       // packed words per row
+	groups   int       // groups per row
+	experts  int
+	perWords int // words per expert
+}
+
+func (b *Backend) checkLinear(op string, l *tensor.Linear) (*weight, bool) {
+	if l == nil || l.W == nil {
+		b.fail(op, "missing weight")
+		return nil, false
+	}
+	ts := []tensor.Tensor{l.W}
+	if l.Quantized() {
+		if l.Scales == nil || l.Biases == nil {
+			b.fail(op, "quantized weight without scales/biases")
+			return nil, false
+		}
+		ts = append(ts, l.Scales, l.Biases)
+	}
+	if l.Bias != nil {
+		ts = append(ts, l.Bias)
+	}
+	if !b.ok(op, ts...) {
+		return nil, false
+	}
+	w := &weight{l: l, in: l.In, out: l.Out}
+	tw := l.W.(*T)
+	rank := len(tw.shape)
+	if rank < 2 || l.In <= 0 || l.Out <= 0 || tw.shape[rank-2] != l.Out {
+		b.fail(op, "weight %v does not match Out=%d In=%d", tw.shape, l.Out, l.In)
+		return nil, false
+	}
+	w.experts = 1
+	if rank == 3 {
+		w.experts = tw.shape[0]
+	}
+	if l.Quantized() {
+		if (l.Bits != 4 && l.Bits != 8) || l.GroupSize <= 0 || l.In%l.GroupSize != 0 || l.In*l.Bits%32 != 0 {
+			b.fail(op, "unsupported quantization: %d bits, group %d, In %d", l.Bits, l.GroupSize, l.In)
+			return nil, false
+		}
+		w.words, w.groups = l.In*l.Bits/32, l.In/l.GroupSize
+		ts, tb := l.Scales.(*T), l.Biases.(*T)
+		if tw.dt != tensor.Uint32 || tw.shape[rank-1] != w.words || ts.size() != w.experts*l.Out*w.groups || tb.size() != ts.size() {
+			b.fail(op, "packed weight %v / scales %v do not match %d-bit In=%d Out=%d", tw.shape, ts.shape, l.Bits, l.In, l.Out)
+			return nil, false
+		}
+		w.packed, w.scales, w.biases = tw.u, asFloats(ts), asFloats(tb)
+		w.perWords = l.Out * w.words
+	} else {
+		if tw.shape[rank-1] != l.In || !tw.dt.IsFloat() {
+			b.fail(op, "dense weight %v %v does not match In=%d", tw.shape, tw.dt, l.In)
+			return nil, false
+		}
+		w.dense = tw.f
+	}
+	if l.Bias != nil {
+		w.bias = asFloats(l.Bias.(*T))
+		if len(w.bias) != w.experts*l.Out {
+			b.fail(op, "bias has %d values for Out=%d", len(w.bias), l.Out)
+			return nil, false
+		}
+	}
+	return w, true
+}
+
+// row dequantizes (or copies) row o of expert e into dst [in].
+func (w *weight) row(e, o int, dst []float32) {
+	if w.dense != nil {
+		copy(dst, w.dense[(e*w.out+o)*w.in:][:w.in])
+		return
+	}
+	bits := w.l.Bits
+	per := 32 / bits
+	mask := uint32(1)<<bits - 1
+	gs := w.l.GroupSize
+	words := w.packed[(e*w.out+o)*w.words:][:w.words]
+	sc := w.scales[(e*w.out+o)*w.groups:][:w.groups]
+	bi := w.biases[(e*w.out+o)*w.groups:][:w.groups]
+	for j := 0; j < w.in; j++ {
+		q := words[j/per] >> (uint(j%per) * uint(bits)) & mask
+		g := j / gs
+		dst[j] = float32(q)*sc[g] + bi[g]
+	}
+}
+
+func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
+	w, ok := b.checkLinear("Linear", l)
+	if !ok || !b.ok("Linear", x) {
+		return empty
+	}
+	tx := x.(*T)
+	if len(tx.shape) == 0 || tx.shape[len(tx.shape)-1] != w.in || w.experts != 1 {
+		return b.fail("Linear", "input %v for weight In=%d (experts %d)", tx.shape, w.in, w.experts)
+	}
+	in := asFloats(tx)
+	rows := len(in) / w.in
+	outShape := append(cloneShape(tx.shape[:len(tx.shape)-1]), w.out)
+	r := newF(outShape...)
+	if b.opt.Plain {
+		linearPlain(w, 0, in, rows, r.f)
+	} else {
+		b.linearFast(w, in, rows, r.f)
+	}
+	if w.bias != nil {
+		for row := 0; row < rows; row++ {
+			o := r.f[row*w.out:][:w.out]
+			for c := range o {
+				o[c] += w.bias[c]
+			}
+		}
+	}
+	return r
+}
+
+// linearPlain: y[r, o] = sum_k x[r, k] * W[o, k], row by row, in order.
+func linearPlain(w *weight, e int, x []float32, rows int, y []float32) {
+	buf := make([]float32, w.in)
+	for o := 0; o < w.out; o++ {
+		w.row(e, o, buf)
+		for r := 0; r < rows; r++ {
+			xr := x[r*w.in:][:w.in]
+			var s float32
+			for k, v := range xr {
+				s += v * buf[k]
+			}
+			y[r*w.out+o] = s
+		}
+	}
+}
+
+func (b *Backend) GatherLinear(x tensor.Tensor, l *tensor.Linear, idx tensor.Tensor) tensor.Tensor {
+	w, ok := b.checkLinear("GatherLinear", l)
+	if !ok || !b.ok("GatherLinear", x, idx) {
+		return empty
+	}
+	tx, ti := x.(*T), idx.(*T)
+	if len(tx.shape) != 3 || len(ti.shape) != 2 || tx.shape[0] != ti.shape[0] || tx.shape[2] != w.in ||
+		(tx.shape[1] != 1 && tx.shape[1] != ti.shape[1]) {
+		return b.fail("GatherLinear", "x %v, idx %v for In=%d", tx.shape, ti.shape, w.in)
+	}
+	ids, ok := b.indices("GatherLinear", ti, w.experts)
+	if !ok {
+		return empty
+	}
+	N, K, kx := ti.shape[0], ti.shape[1], tx.shape[1]
+	in := asFloats(tx)
+	r := newF(N, K, w.out)
+	b.pool.run(N*K, 1, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			n, j := p/K, p%K
+			xr := in[(n*kx+min(j, kx-1))*w.in:][:w.in]
+			e := ids[p]
+			y := r.f[p*w.out:][:w.out]
+			if b.opt.Plain {
+				linearPlain(w, e, xr, 1, y)
+			} else {
+				matvecRows(w, e, xr, y, 0, w.out)
+			}
+			if w.bias != nil {
+				for c := range y {
+					y[c] += w.bias[e*w.out+c]
+				}
+			}
+		}
+	})
+	return r
+}
+
+func (b *Backend) Embedding(l *tensor.Linear, ids tensor.Tensor) tensor.Tensor {
+	w, ok := b.checkLinear("Embedding", l)
+	if !ok || !b.ok("Embedding", ids) {
+		return empty
+	}
+	ti := ids.(*T)
+	rows, ok := b.indices("Embedding", ti, w.out)
+	if !ok {
+		return empty
+	}
+	r := newF(append(cloneShape(ti.shape), w.in)...)
+	for k, id := range rows {
+		w.row(0, id, r.f[k*w.in:][:w.in])
+	}
+	return r
+}

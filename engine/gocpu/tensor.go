@@ -1,0 +1,97 @@
+package gocpu
+
+import (
+	"fmt"
+
+	"perch/engine/tensor"
+)
+
+// T is the Go backend's tensor: row-major, contiguous. Every float dtype is
+// held (and computed) as float32; integers as int32, packed weights as
+// uint32, masks as bool.
+type T struct {
+	shape []int
+	dt    tensor.DType
+	f     []float32
+	i     []int32
+	u     []uint32
+	b     []bool
+}
+
+func (t *T) Shape() []int        { return t.shape }
+func (t *T) DType() tensor.DType { return t.dt }
+
+func (t *T) size() int { return numel(t.shape) }
+
+func (t *T) String() string { return fmt.Sprintf("gocpu.T%v(%v)", t.shape, t.dt) }
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func cloneShape(s []int) []int { return append([]int(nil), s...) }
+
+func newF(shape ...int) *T {
+	return &T{shape: cloneShape(shape), dt: tensor.Float32, f: make([]float32, numel(shape))}
+}
+
+func newI(shape ...int) *T {
+	return &T{shape: cloneShape(shape), dt: tensor.Int32, i: make([]int32, numel(shape))}
+}
+
+func newB(shape ...int) *T {
+	return &T{shape: cloneShape(shape), dt: tensor.Bool, b: make([]bool, numel(shape))}
+}
+
+// strides of a row-major shape.
+func strides(shape []int) []int {
+	s := make([]int, len(shape))
+	acc := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = acc
+		acc *= shape[i]
+	}
+	return s
+}
+
+// normAxis maps a possibly negative axis into [0, rank).
+func normAxis(axis, rank int) (int, error) {
+	if axis < 0 {
+		axis += rank
+	}
+	if axis < 0 || axis >= rank {
+		return 0, fmt.Errorf("axis out of range for rank %d", rank)
+	}
+	return axis, nil
+}
+
+// asFloats returns t's values as float32 (converting ints and bools).
+func asFloats(t *T) []float32 {
+	switch t.dt {
+	case tensor.Int32:
+		out := make([]float32, len(t.i))
+		for k, v := range t.i {
+			out[k] = float32(v)
+		}
+		return out
+	case tensor.Bool:
+		out := make([]float32, len(t.b))
+		for k, v := range t.b {
+			if v {
+				out[k] = 1
+			}
+		}
+		return out
+	case tensor.Uint32:
+		out := make([]float32, len(t.u))
+		for k, v := range t.u {
+			out[k] = float32(v)
+		}
+		return out
+	}
+	return t.f
+}
