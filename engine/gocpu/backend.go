@@ -275,8 +275,8 @@ func (b *Backend) Int32s(x tensor.Tensor) ([]int32, error) {
 
 // Memory: the garbage collector owns Go tensors; Pin/Unpin/Sweep only
 // exist to satisfy the contract, and the accounting reads the Go heap.
-func (b *Backend) Pin(ts ...tensor.Tensor)    {}
-func (b *Backend) Unpin(ts ...tensor.Tensor)  {}
+func (b *Backend) Pin(ts ...tensor.Tensor)     {}
+func (b *Backend) Unpin(ts ...tensor.Tensor)   {}
 func (b *Backend) Sweep(keep ...tensor.Tensor) {}
 
 func (b *Backend) ActiveMemory() int64 {
@@ -290,7 +290,7 @@ func (b *Backend) ActiveMemory() int64 {
 }
 
 func (b *Backend) PeakMemory() int64 { b.ActiveMemory(); return b.peak }
-func (b *Backend) ResetPeakMemory() { b.peak = 0 }
+func (b *Backend) ResetPeakMemory()  { b.peak = 0 }
 
 func (b *Backend) Close() error {
 	b.pool.close()
