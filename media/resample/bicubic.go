@@ -61,7 +61,7 @@ func precompute(inSize, outSize int) coeffs {
 		xmax := min(int(center+support+0.5), inSize) - xmin
 		ww := 0.0
 		for x := 0; x < xmax; x++ {
-			v := cubic(float64((float64(x+xmin)-center+0.5) * ss))
+			v := cubic(float64((float64(x+xmin) - center + 0.5) * ss))
 			w[x] = v
 			ww += v
 		}
