@@ -1,0 +1,53 @@
+package mlx
+
+import (
+	"perch/engine/tensor"
+)
+
+// LoadSafetensors opens a safetensors file with mlx_load_safetensors: arrays
+// are read lazily on first evaluation (MLX's loader runs on the CPU stream).
+// The arrays are in the arena like any op result: Pin the ones to keep.
+// Errors are returned and also recorded as the backend's error.
+func (b *Backend) LoadSafetensors(path string) (map[string]tensor.Tensor, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	mp, m := cLoadSafetensors(path)
+	if m != nil {
+		b.failC("load "+path, m)
+		cMapFree(mp, mapIter{})
+		return nil, b.err
+	}
+	it, m := cMapIter(mp)
+	if m != nil {
+		b.failC("load "+path, m)
+		cMapFree(mp, mapIter{})
+		return nil, b.err
+	}
+	defer cMapFree(mp, it)
+	out := map[string]tensor.Tensor{}
+	for {
+		key, h, done, m := cMapNext(it)
+		if m != nil {
+			b.failC("load "+path, m)
+			for _, t := range out {
+				b.release(t.(*Array))
+			}
+			return nil, b.err
+		}
+		if done {
+			return out, nil
+		}
+		out[key] = b.track(h)
+	}
+}
+
+// release frees one unpinned arena array at once.
+func (b *Backend) release(a *Array) {
+	if a.pinned || isNull(a.h) {
+		return
+	}
+	b.live = removeAt(b.live, a.slot)
+	cFreeMany([]handle{a.h})
+	a.h = handle{}
+}
