@@ -132,7 +132,8 @@ type Stats struct {
 	TimeToFirst     time.Duration
 	PrefillTokS     float64
 	DecodeTokS      float64
-	PeakMemory      int64 // bytes, backend's own accounting
+	PeakMemory      int64         // bytes, backend's own accounting
+	HostPerStep     time.Duration // per decode step, time not spent waiting on the backend
 	Backend         string
 	TowerTime       time.Duration
 	EncoderHits     int

@@ -54,12 +54,12 @@ func TestErrorIsGoError(t *testing.T) {
 
 	// Errors that MLX raises while building other ops, and misuse caught in Go.
 	for name, f := range map[string]func(){
-		"mlx: reshape: ":    func() { b.Reshape(x, 2, 2) },
-		"mlx: matmul: ":     func() { b.MatMul(x, y) },
-		"mlx: slice: axis":  func() { b.Slice(x, 3, 0, 1) },
-		"mlx: from float32": func() { b.FromFloat32([]float32{1}, []int{2}, tensor.Float32) },
-		"mlx: sdpa: ":       func() { b.SDPA(x, x, x, 1, tensor.Mask{}) },
-		"mlx: linear: nil":  func() { b.Linear(x, nil) },
+		"mlx: reshape: ":                         func() { b.Reshape(x, 2, 2) },
+		"mlx: matmul: ":                          func() { b.MatMul(x, y) },
+		"mlx: slice: axis":                       func() { b.Slice(x, 3, 0, 1) },
+		"mlx: from float32":                      func() { b.FromFloat32([]float32{1}, []int{2}, tensor.Float32) },
+		"mlx: sdpa: ":                            func() { b.SDPA(x, x, x, 1, tensor.Mask{}) },
+		"mlx: linear: nil":                       func() { b.Linear(x, nil) },
 		"mlx: add: operand is not an MLX tensor": func() { b.Add(x, fakeTensor{}) },
 	} {
 		b.ClearErr()

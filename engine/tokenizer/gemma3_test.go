@@ -1,9 +1,15 @@
 package tokenizer
 
 import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -71,4 +77,82 @@ func TestGemma3Goldens(t *testing.T) {
 	g := readGolden(t, "testdata/gemma3-tokenizer-golden.json")
 	ok := checkGoldens(t, tok, g)
 	t.Logf("real Gemma 3 tokenizer (%d ids): %d/%d golden strings match", tok.VocabSize(), ok, len(g.Cases))
+}
+
+// corpusFile is testdata/gemma3-corpus.json.gz, written by
+// `node testdata/oracle/oracle.js corpus`: ~100 KB of mixed text in docs and
+// the oracle's id count and hash for each doc and for the whole corpus.
+type corpusFile struct {
+	Oracle string `json:"oracle"`
+	Whole  struct {
+		N      int    `json:"n"`
+		SHA256 string `json:"sha256"`
+	} `json:"whole"`
+	Docs []struct {
+		Text   string `json:"text"`
+		N      int    `json:"n"`
+		SHA256 string `json:"sha256"`
+	} `json:"docs"`
+}
+
+const corpusPath = "testdata/gemma3-corpus.json.gz"
+
+func readCorpus(t testing.TB) (corpusFile, string) {
+	t.Helper()
+	f, err := os.Open(corpusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c corpusFile
+	if err := json.NewDecoder(zr).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(c.Docs))
+	for i, d := range c.Docs {
+		texts[i] = d.Text
+	}
+	return c, strings.Join(texts, "\n")
+}
+
+func hashIDs(ids []int32) string {
+	b := make([]byte, 4*len(ids))
+	for i, id := range ids {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(id))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestGemma3Corpus(t *testing.T) {
+	tok := gemma3(t)
+	c, whole := readCorpus(t)
+	ok := 0
+	for i, d := range c.Docs {
+		ids := tok.Encode(d.Text, false)
+		if len(ids) != d.N || hashIDs(ids) != d.SHA256 {
+			var pieces []string
+			for _, id := range ids[:min(len(ids), 40)] {
+				pieces = append(pieces, tok.IDToken(id))
+			}
+			t.Errorf("doc %d (%d bytes): %d ids, oracle %d (hash differs); first tokens %q\ntext: %.200q", i, len(d.Text), len(ids), d.N, pieces, d.Text)
+			continue
+		}
+		if got := tok.Decode(ids, false); got != d.Text && !strings.Contains(d.Text, "▁") {
+			t.Errorf("doc %d: Decode(Encode(text)) differs from text", i)
+		}
+		ok++
+	}
+	ids := tok.Encode(whole, false)
+	if len(ids) != c.Whole.N || hashIDs(ids) != c.Whole.SHA256 {
+		t.Errorf("whole corpus: %d ids, oracle %d (hash differs)", len(ids), c.Whole.N)
+	} else {
+		ok++
+	}
+	t.Logf("real Gemma 3 tokenizer: %d/%d corpus texts match the oracle (%d docs + the whole %d-byte corpus, %d tokens)",
+		ok, len(c.Docs)+1, len(c.Docs), len(whole), c.Whole.N)
 }

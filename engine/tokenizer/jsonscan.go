@@ -18,6 +18,9 @@ type scanner struct {
 	data []byte
 	pos  int
 	buf  []byte // scratch for unescaped strings
+
+	strAt      int  // where the last string's contents start in data
+	strEscaped bool // whether the last string had escapes (then it is in buf)
 }
 
 // maxNesting bounds recursion in skipValue so a hostile file cannot exhaust
@@ -75,6 +78,7 @@ func (s *scanner) str() ([]byte, error) {
 		return nil, err
 	}
 	start := s.pos
+	s.strAt, s.strEscaped = start, false
 	for s.pos < len(s.data) {
 		c := s.data[s.pos]
 		switch {
@@ -83,6 +87,7 @@ func (s *scanner) str() ([]byte, error) {
 			return s.data[start : s.pos-1], nil
 		case c == '\\':
 			s.buf = append(s.buf[:0], s.data[start:s.pos]...)
+			s.strEscaped = true
 			return s.strSlow()
 		case c < 0x20:
 			return nil, s.errorf("control character %#x in string", c)

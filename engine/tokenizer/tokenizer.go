@@ -132,24 +132,26 @@ func isByteToken(s string) (byte, bool) {
 }
 
 // lookup finds the id of an exact piece, or -1.
-func (t *Tokenizer) lookup(s string) int32 {
+func (t *Tokenizer) lookup(s string) int32 { return lookupIn(t, s) }
+
+func lookupIn[T string | []byte](t *Tokenizer, s T) int32 {
 	if len(t.index) == 0 {
 		return -1
 	}
 	mask := uint64(len(t.index) - 1)
-	for i := hashString(s) & mask; ; i = (i + 1) & mask {
+	for i := hashOf(s) & mask; ; i = (i + 1) & mask {
 		id := t.index[i]
 		if id < 0 {
 			return -1
 		}
-		if t.pieces[t.offs[id]:t.offs[id+1]] == s {
+		if t.pieces[t.offs[id]:t.offs[id+1]] == string(s) {
 			return id
 		}
 	}
 }
 
-// hashString is FNV-1a; stable and allocation-free.
-func hashString(s string) uint64 {
+// hashOf is FNV-1a; stable and allocation-free.
+func hashOf[T string | []byte](s T) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

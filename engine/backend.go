@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+
+	"perch/engine/gocpu"
+	"perch/engine/mlx"
+	"perch/engine/tensor"
+)
+
+// Backend names accepted by Options.Backend.
+const (
+	BackendAuto = "auto"
+	BackendMLX  = "mlx"
+	BackendGo   = "go"
+)
+
+// newBackend makes the backend on the calling (engine) thread. "auto" takes
+// MLX where it runs on a GPU (Metal on macOS) and the Go backend elsewhere:
+// MLX's CPU kernels for quantized weights are far slower than ours.
+func newBackend(name string, threads int) (tensor.Backend, error) {
+	switch name {
+	case BackendGo:
+		return gocpu.New(gocpu.Options{Threads: threads}), nil
+	case BackendMLX:
+		b, err := mlx.New()
+		if err != nil {
+			return nil, fmt.Errorf("MLX backend: %w", err)
+		}
+		return b, nil
+	case BackendAuto, "":
+		if runtime.GOOS == "darwin" {
+			if b, err := mlx.New(); err == nil {
+				if b.Device() == "gpu" {
+					return b, nil
+				}
+				b.Close()
+			}
+		}
+		return gocpu.New(gocpu.Options{Threads: threads}), nil
+	}
+	return nil, fmt.Errorf("unknown backend %q (want auto, mlx or go)", name)
+}
+
+// lazy reports whether the backend builds graphs that evaluate later, so
+// that queueing step n+1 before reading token n pays off.
+func lazy(b tensor.Backend) bool {
+	_, isMLX := b.(*mlx.Backend)
+	return isMLX
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"perch/engine/gemma4"
+	"perch/engine/kvcache"
+	"perch/engine/sample"
+	"perch/engine/tensor"
+)
+
+// decode samples token after token. On a lazy backend step n+1 is built
+// from the still-unread token n and queued (async eval) before token n is
+// read, so the host's work overlaps the device's.
+func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, stats *Stats) (string, error) {
+	b, text := e.b, e.model.Text
+	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.gen.SuppressTokens)
+	defer sampler.Release()
+	out := e.newOutput(j)
+	pipeline := lazy(b) && !j.params.UsesHistory()
+
+	step := func(y tensor.Tensor, history []int32) tensor.Tensor {
+		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
+		return sampler.Sample(l, history)
+	}
+	var generated []int32
+	var decodeStart time.Time
+	var host time.Duration
+	y := sampler.Sample(logits, nil)
+	if err := b.AsyncEval(y); err != nil {
+		return "", err
+	}
+	for n := 0; ; n++ {
+		stepStart := time.Now()
+		var next tensor.Tensor
+		if pipeline && n+1 < j.maxTok {
+			next = step(y, nil)
+			if err := b.AsyncEval(append(cacheState(caches), next)...); err != nil {
+				return "", err
+			}
+		}
+		w := time.Now()
+		ids, err := b.Int32s(y)
+		wait := time.Since(w)
+		if err != nil {
+			return "", fmt.Errorf("decode step %d: %w", n, err)
+		}
+		id := ids[0]
+		generated = append(generated, id)
+		if n == 0 {
+			stats.TimeToFirst = time.Since(j.start)
+			decodeStart = time.Now()
+		}
+		stop := !j.req.IgnoreEOS && e.stops[id]
+		if !stop {
+			if !out.token(id) {
+				stop = true // a stop string matched
+			}
+		}
+		if err := j.ctx.Err(); err != nil {
+			stats.finish(generated, decodeStart, host)
+			return StopCancelled, nil
+		}
+		if stop {
+			out.flush()
+			stats.finish(generated, decodeStart, host)
+			return StopEOS, nil
+		}
+		if n+1 >= j.maxTok {
+			out.flush()
+			stats.finish(generated, decodeStart, host)
+			return StopMaxTokens, nil
+		}
+		if next == nil {
+			next = step(y, generated)
+		}
+		b.Sweep(next)
+		host += time.Since(stepStart) - wait
+		y = next
+	}
+}
+
+// finish fills the token and speed statistics.
+func (s *Stats) finish(generated []int32, decodeStart time.Time, host time.Duration) {
+	s.GeneratedTokens = len(generated)
+	s.TokenIDs = generated
+	if len(generated) > 1 && !decodeStart.IsZero() {
+		s.DecodeTokS = float64(len(generated)-1) / time.Since(decodeStart).Seconds()
+	}
+	if steps := len(generated) - 1; steps > 0 {
+		s.HostPerStep = host / time.Duration(steps)
+	}
+}

@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"perch/engine/gemma4"
+	"perch/engine/tensor"
+	"perch/engine/tokenizer"
+)
+
+// Options configure an Engine.
+type Options struct {
+	Backend      string // auto, mlx or go
+	QueueSize    int    // requests waiting beyond the running one (default 8)
+	PrefillChunk int    // prompt tokens per prefill step (default 512 on Go, 2048 on MLX)
+	MaxContext   int    // cap on prompt+answer tokens (default: the model's, at most 32768)
+	MaxTokens    int    // default answer length when a request says 0 (default 2048)
+	Threads      int    // Go backend worker threads (0: all cores)
+}
+
+// ModelInfo describes the loaded model.
+type ModelInfo struct {
+	Name, Dir, Family string
+	Vision, Audio     bool
+	Video             bool
+	ContextLength     int
+	Backend           string
+	Unknown           []string // checkpoint tensors the model does not use
+}
+
+// Engine owns one model on one backend, on one locked OS thread.
+type Engine struct {
+	opts  Options
+	info  ModelInfo
+	tok   *tokenizer.Tokenizer
+	gen   *GenerationConfig
+	stops map[int32]bool
+	cfg   *gemma4.Config
+
+	queue   chan *job
+	pending atomic.Int32 // queued, not yet started
+	mu      sync.Mutex   // guards closed and sending on queue
+	closed  bool
+	stopped chan struct{}
+
+	// Owned by the worker goroutine.
+	b     tensor.Backend
+	model *gemma4.Model
+}
+
+// Open loads the model folder dir: tokenizer, template and configs on the
+// caller's goroutine, weights on the engine thread.
+func Open(dir string, opts Options) (*Engine, error) {
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 8
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = 2048
+	}
+	cfg, err := gemma4.LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := loadGenerationConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		opts: opts, tok: tok, gen: gen, cfg: cfg, stops: stopIDs(cfg, gen),
+		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
+	}
+	if err := e.loadTemplate(dir); err != nil {
+		return nil, err
+	}
+	ctxLen := cfg.Text.MaxPositionEmbeddings
+	if ctxLen <= 0 || ctxLen > 32768 {
+		ctxLen = 32768
+	}
+	if opts.MaxContext > 0 && opts.MaxContext < ctxLen {
+		ctxLen = opts.MaxContext
+	}
+	e.info = ModelInfo{
+		Name: filepath.Base(filepath.Clean(dir)), Dir: dir, Family: family(cfg),
+		Vision:        len(cfg.VisionConfig) > 0 && string(cfg.VisionConfig) != "null",
+		Audio:         len(cfg.AudioConfig) > 0 && string(cfg.AudioConfig) != "null",
+		ContextLength: ctxLen,
+	}
+	e.info.Video = e.info.Vision
+	ready := make(chan error, 1)
+	go e.worker(dir, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// family names the Gemma-4 variant from the config's shape.
+func family(cfg *gemma4.Config) string {
+	t := &cfg.Text
+	switch {
+	case t.EnableMoEBlock:
+		return "gemma4-moe"
+	case t.HiddenSizePerLayerInput > 0:
+		return "gemma4-e"
+	case cfg.ModelType == "gemma4_unified":
+		return "gemma4-unified"
+	}
+	return "gemma4"
+}
+
+// Info describes the loaded model.
+func (e *Engine) Info() ModelInfo { return e.info }
+
+// Tokenizer exposes the model's tokenizer (safe for concurrent use).
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+func (e *Engine) worker(dir string, ready chan<- error) {
+	runtime.LockOSThread()
+	defer close(e.stopped)
+	b, err := newBackend(e.opts.Backend, e.opts.Threads)
+	if err != nil {
+		ready <- err
+		return
+	}
+	m, err := gemma4.Load(b, dir)
+	if err == nil {
+		err = b.Eval()
+	}
+	if err != nil {
+		b.Close()
+		ready <- err
+		return
+	}
+	b.Sweep()
+	e.b, e.model = b, m
+	e.info.Backend = b.Name()
+	e.info.Unknown = m.Unknown
+	ready <- nil
+	for j := range e.queue {
+		e.pending.Add(-1)
+		e.serve(j)
+	}
+	m.Close()
+	b.Close()
+}
+
+// serve runs one job, turning any panic into an error event.
+func (e *Engine) serve(j *job) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.fail(fmt.Errorf("internal error: %v", r))
+		}
+		e.b.ClearErr()
+		e.b.Sweep()
+	}()
+	e.run(j)
+}
+
+// Close stops accepting work, lets the running and queued requests end (they
+// see their contexts), and frees the model and backend.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		close(e.queue)
+	}
+	e.mu.Unlock()
+	<-e.stopped
+	return nil
+}
+
+// enqueue hands j to the worker or answers busy at once.
+func (e *Engine) enqueue(j *job) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	j.position = int(e.pending.Add(1)) - 1
+	j.send(Event{Kind: EventQueued, Position: j.position})
+	select {
+	case e.queue <- j:
+		return nil
+	default:
+		e.pending.Add(-1)
+		return ErrBusy
+	}
+}
+
+// Generate implements Generator.
+func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error) {
+	if ctx == nil {
+		return nil, errors.New("nil context")
+	}
+	j, err := e.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.enqueue(j); err != nil {
+		return nil, err
+	}
+	return j.events, nil
+}

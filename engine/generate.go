@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"perch/engine/gemma4"
+	"perch/engine/kvcache"
+	"perch/engine/sample"
+	"perch/engine/tensor"
+)
+
+// job is one prepared request.
+type job struct {
+	ctx      context.Context
+	req      Request
+	prompt   []int32
+	params   sample.Params
+	maxTok   int
+	events   chan Event
+	position int
+	start    time.Time
+}
+
+// send delivers an event unless the caller has gone away.
+func (j *job) send(ev Event) bool {
+	select {
+	case j.events <- ev:
+		return true
+	case <-j.ctx.Done():
+		return false
+	}
+}
+
+// fail ends the job with an error event.
+func (j *job) fail(err error) {
+	j.send(Event{Kind: EventError, Err: err})
+	close(j.events)
+}
+
+// prepare does everything that needs no native work: prompt ids, sampling
+// settings, limits. Errors here reach the caller before anything is queued.
+func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
+	prompt, err := e.promptIDs(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("empty prompt")
+	}
+	V := e.cfg.Text.VocabSize
+	for i, id := range prompt {
+		if id < 0 || int(id) >= V {
+			return nil, fmt.Errorf("prompt token %d at position %d is outside the vocabulary (0..%d)", id, i, V-1)
+		}
+	}
+	ctxLen := e.info.ContextLength
+	if len(prompt) >= ctxLen {
+		return nil, fmt.Errorf("the prompt is %d tokens but the context holds %d: shorten the conversation or start a new one", len(prompt), ctxLen)
+	}
+	params, err := e.samplingParams(req.Sampling)
+	if err != nil {
+		return nil, err
+	}
+	maxTok := req.MaxTokens
+	if maxTok <= 0 {
+		maxTok = e.opts.MaxTokens
+	}
+	if room := ctxLen - len(prompt); maxTok > room {
+		maxTok = room
+	}
+	return &job{ctx: ctx, req: req, prompt: prompt, params: params, maxTok: maxTok,
+		events: make(chan Event, 64), start: time.Now()}, nil
+}
+
+// samplingParams merges request overrides onto generation_config defaults
+// (Gemma-4 ships 1.0 / 0.95 / 64); without a config, greedy.
+func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
+	p := sample.Params{RepetitionContext: 20}
+	g := e.gen
+	if g.DoSample == nil || *g.DoSample {
+		if g.Temperature != nil {
+			p.Temperature = *g.Temperature
+		}
+		if g.TopP != nil {
+			p.TopP = *g.TopP
+		}
+		if g.TopK != nil {
+			p.TopK = *g.TopK
+		}
+	}
+	if s.Temperature != nil {
+		p.Temperature = *s.Temperature
+	}
+	if s.TopP != nil {
+		p.TopP = *s.TopP
+	}
+	if s.TopK != nil {
+		p.TopK = *s.TopK
+	}
+	if s.MinP != nil {
+		p.MinP = *s.MinP
+	}
+	if s.RepetitionPenalty != nil {
+		p.RepetitionPenalty = *s.RepetitionPenalty
+	}
+	if s.Seed != nil {
+		p.Seed = *s.Seed
+	} else {
+		p.Seed = uint64(time.Now().UnixNano())
+	}
+	return p, p.Validate(e.cfg.Text.VocabSize)
+}
+
+// run executes a job on the engine thread.
+func (e *Engine) run(j *job) {
+	b := e.b
+	stats := &Stats{PromptTokens: len(j.prompt), Backend: b.Name(), PromptByKind: map[string]int{"text": len(j.prompt)}}
+	if j.ctx.Err() != nil {
+		e.finish(j, stats, StopCancelled)
+		return
+	}
+	b.ResetPeakMemory()
+	caches := e.model.Text.NewCaches()
+	defer func() {
+		for _, c := range caches {
+			if c != nil {
+				c.Release(b)
+			}
+		}
+	}()
+
+	t0 := time.Now()
+	logits, err := e.prefill(j, caches)
+	if err != nil {
+		if err == context.Canceled || err == context.DeadlineExceeded {
+			e.finish(j, stats, StopCancelled)
+			return
+		}
+		j.fail(err)
+		return
+	}
+	if j.req.DumpLogits != nil {
+		v, err := b.Float32s(logits)
+		if err != nil {
+			j.fail(err)
+			return
+		}
+		j.req.DumpLogits(v)
+	}
+	prefillTime := time.Since(t0)
+	stats.PrefillTokS = float64(len(j.prompt)) / prefillTime.Seconds()
+	reason, err := e.decode(j, caches, logits, stats)
+	if err != nil {
+		j.fail(err)
+		return
+	}
+	e.finish(j, stats, reason)
+}
+
+func (e *Engine) finish(j *job, stats *Stats, reason string) {
+	stats.PeakMemory = e.b.PeakMemory()
+	j.send(Event{Kind: EventDone, Stats: stats, StopReason: reason})
+	close(j.events)
+}
+
+// prefill feeds the prompt in chunks, checking for cancellation between
+// them, and returns the last position's logits.
+func (e *Engine) prefill(j *job, caches []kvcache.Cache) (tensor.Tensor, error) {
+	b, text := e.b, e.model.Text
+	chunk := e.opts.PrefillChunk
+	if chunk <= 0 {
+		chunk = 512
+		if lazy(b) {
+			chunk = 2048
+		}
+	}
+	var logits tensor.Tensor
+	for start := 0; start < len(j.prompt); start += chunk {
+		if err := j.ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+chunk, len(j.prompt))
+		ids := b.FromInt32(j.prompt[start:end], []int{1, end - start})
+		logits = text.Forward(gemma4.Inputs{IDs: ids, LastOnly: true}, caches)
+		keep := append(cacheState(caches), logits)
+		if err := b.Eval(keep...); err != nil {
+			return nil, fmt.Errorf("prefill: %w", err)
+		}
+		b.Sweep(logits)
+		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end) / float64(len(j.prompt))}) {
+			return nil, j.ctx.Err()
+		}
+	}
+	return logits, nil
+}
+
+func cacheState(caches []kvcache.Cache) []tensor.Tensor {
+	var out []tensor.Tensor
+	for _, c := range caches {
+		if c != nil {
+			out = append(out, c.State()...)
+		}
+	}
+	return out
+}
