@@ -40,7 +40,7 @@ func (m mediaList) Set(v string) error {
 
 type askFlags struct {
 	model, backend, system, promptIDs, dumpLogits string
-	maxTokens, topK, maxSoftTokens, maxFrames    int
+	maxTokens, topK, maxSoftTokens, maxFrames     int
 	temperature, topP, fps                        float64
 	seed                                          uint64
 	ignoreEOS, jsonOut, think                     bool
