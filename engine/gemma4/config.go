@@ -309,8 +309,16 @@ func (c *Config) validate() error {
 			bad = append(bad, fmt.Sprintf("layer_types[%d] is %q", i, lt))
 		}
 	}
-	if t.NumKVSharedLayers < 0 || t.NumKVSharedLayers >= t.NumHiddenLayers && t.NumKVSharedLayers > 0 {
+	if t.NumKVSharedLayers < 0 || (t.NumKVSharedLayers > 0 && t.NumKVSharedLayers >= t.NumHiddenLayers) {
 		bad = append(bad, fmt.Sprintf("num_kv_shared_layers %d out of range", t.NumKVSharedLayers))
+	}
+	if len(t.LayerTypes) == t.NumHiddenLayers && len(bad) == 0 {
+		for i := t.FirstShared(); i < t.NumHiddenLayers; i++ {
+			if t.KVDonor(i) < 0 {
+				bad = append(bad, fmt.Sprintf("KV-shared layer %d has no earlier %s layer to share with", i, t.LayerTypes[i]))
+				break
+			}
+		}
 	}
 	if t.NumAttentionHeads > 0 && t.NumKeyValueHeads > 0 && t.NumAttentionHeads%t.NumKeyValueHeads != 0 {
 		bad = append(bad, "num_attention_heads must be a multiple of num_key_value_heads")
