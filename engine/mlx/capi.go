@@ -56,7 +56,10 @@ package mlx
 */
 import "C"
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 type (
 	handle    = C.mx_array
@@ -131,7 +134,15 @@ const (
 	memCache  = C.SHIM_MEM_CACHE
 )
 
-func goString(m cmsg) string { return C.GoString(m) }
+// goString copies an MLX message, dropping mlx-c's " at <file>.cpp:<line>"
+// suffix (the wrapper's location, the same for every failure of a function).
+func goString(m cmsg) string {
+	s := C.GoString(m)
+	if i := strings.LastIndex(s, " at "); i >= 0 && strings.Contains(s[i:], ".cpp:") {
+		s = s[:i]
+	}
+	return s
+}
 
 func ints(s []int32) *C.int { return (*C.int)(unsafe.Pointer(unsafe.SliceData(s))) }
 

@@ -1,39 +1,42 @@
 package mlx
 
 import (
+	"fmt"
+
 	"perch/engine/tensor"
 )
 
 // LoadSafetensors opens a safetensors file with mlx_load_safetensors: arrays
 // are read lazily on first evaluation (MLX's loader runs on the CPU stream).
 // The arrays are in the arena like any op result: Pin the ones to keep.
-// Errors are returned and also recorded as the backend's error.
+// A failure is returned, not recorded as the backend's error.
 func (b *Backend) LoadSafetensors(path string) (map[string]tensor.Tensor, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	fail := func(m cmsg) error { return fmt.Errorf("mlx: load %s: %s", path, goString(m)) }
 	mp, m := cLoadSafetensors(path)
 	if m != nil {
-		b.failC("load "+path, m)
+		err := fail(m)
 		cMapFree(mp, mapIter{})
-		return nil, b.err
+		return nil, err
 	}
 	it, m := cMapIter(mp)
 	if m != nil {
-		b.failC("load "+path, m)
+		err := fail(m)
 		cMapFree(mp, mapIter{})
-		return nil, b.err
+		return nil, err
 	}
 	defer cMapFree(mp, it)
 	out := map[string]tensor.Tensor{}
 	for {
 		key, h, done, m := cMapNext(it)
 		if m != nil {
-			b.failC("load "+path, m)
+			err := fail(m)
 			for _, t := range out {
 				b.release(t.(*Array))
 			}
-			return nil, b.err
+			return nil, err
 		}
 		if done {
 			return out, nil
