@@ -9,20 +9,23 @@ import (
 )
 
 // builder turns the model section of a tokenizer.json into the Tokenizer's
-// tables in a few flat allocations; vocabulary texts are copied once, from
-// the file bytes straight into the final id-ordered string.
+// tables in one pass and a few flat allocations: vocabulary texts are read
+// in place from the file bytes, merges are resolved to ids as they stream by.
 type builder struct {
 	name   string
 	data   []byte
-	loc    []uint64 // per vocab id: start<<32 | length in data (or esc); 0 = no entry
-	esc    []byte   // texts that had JSON escapes, unescaped
+	loc    []uint64 // per vocab id: (start+1)<<32 | length in data (or esc); 0 = no entry
+	esc    []byte   // vocab texts that had JSON escapes, unescaped
 	vocabN int      // 1 + the largest vocab id
-	opt    struct { // the BPE model's options
+	t      *Tokenizer
+	pairs  [][][3]int32 // merges as (left, right, result), in rank order, in chunks (no regrowth garbage)
+	opt    struct {     // the BPE model's options
+		typ                           string
 		unk                           string
 		hasUnk, byteFallback, fuseUnk bool
 		ignoreMerges                  bool
 	}
-	added []addedJSON
+	sawModel bool
 }
 
 // locEsc marks a loc that points into esc rather than data.
@@ -38,27 +41,31 @@ type addedJSON struct {
 	Special    bool   `json:"special"`
 }
 
-// build reads the model at byte offset at and the added_tokens section.
-func (b *builder) build(at int, added []byte) (*Tokenizer, error) {
-	s := &scanner{file: b.name, data: b.data, pos: at}
-	vocabAt, mergesAt, mergesEnd := -1, -1, -1
-	typ := "BPE"
+// model reads the "model" object at the scanner's position.
+func (b *builder) model(s *scanner) error {
+	b.sawModel, b.opt.typ = true, "BPE"
+	mergesAt := -1
 	err := s.object(func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "type":
 			var v []byte
 			v, err = s.str()
-			typ = string(v)
+			b.opt.typ = string(v)
 		case "vocab":
-			s.skipSpace()
-			vocabAt = s.pos
-			err = s.skip(0)
+			if b.loc != nil {
+				return s.errorf("model.vocab given twice")
+			}
+			if err = b.vocab(s); err == nil {
+				err = b.vocabTables()
+			}
 		case "merges":
-			s.skipSpace()
-			mergesAt = s.pos
-			err = s.skip(0)
-			mergesEnd = s.pos
+			if b.t == nil { // merges before vocab: come back to them
+				s.skipSpace()
+				mergesAt = s.pos
+				return s.skip(0)
+			}
+			err = b.merges(s)
 		case "unk_token":
 			b.opt.unk, b.opt.hasUnk, err = s.strOrNull()
 		case "byte_fallback":
@@ -86,53 +93,39 @@ func (b *builder) build(at int, added []byte) (*Tokenizer, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if typ != "BPE" {
-		return nil, fmt.Errorf("%s: model type %q is not supported (only BPE, as Gemma uses)", b.name, typ)
+	if b.opt.typ != "BPE" {
+		return fmt.Errorf("%s: model type %q is not supported (only BPE, as Gemma uses)", b.name, b.opt.typ)
 	}
-	if vocabAt < 0 {
-		return nil, fmt.Errorf("%s: model has no vocab", b.name)
-	}
-	if err := b.vocab(vocabAt); err != nil {
-		return nil, err
-	}
-	if err := b.addedTokens(added); err != nil {
-		return nil, err
-	}
-	t, err := b.tables()
-	if err != nil {
-		return nil, err
+	if b.t == nil {
+		return fmt.Errorf("%s: model has no vocab", b.name)
 	}
 	if mergesAt >= 0 {
-		if err := b.merges(t, mergesAt, b.data[mergesAt:mergesEnd]); err != nil {
-			return nil, err
-		}
-	} else {
-		t.buildMerges(nil)
+		return b.merges(&scanner{file: b.name, data: b.data, pos: mergesAt})
 	}
-	return t, nil
+	return nil
 }
 
-func (b *builder) vocab(at int) error {
-	s := &scanner{file: b.name, data: b.data, pos: at}
+func (b *builder) vocab(s *scanner) error {
+	b.loc = make([]uint64, 0, 1024)
 	return s.object(func(key []byte) error {
-		loc := uint64(s.strAt)<<32 | uint64(len(key)) // the key's bytes in data
+		loc := uint64(s.strAt+1)<<32 | uint64(len(key)) // the key's bytes in data
 		if s.strEscaped {
-			loc = locEsc | uint64(len(b.esc))<<32 | uint64(len(key))
+			loc = locEsc | uint64(len(b.esc)+1)<<32 | uint64(len(key))
 			b.esc = append(b.esc, key...)
 		}
 		id, err := s.integer(maxID - 1)
 		if err != nil {
 			return fmt.Errorf("%w (model.vocab %.40q)", err, key)
 		}
-		for int(id) >= len(b.loc) {
-			b.loc = append(b.loc, make([]uint64, len(b.loc)+1024)...)
+		if int(id) >= len(b.loc) {
+			b.loc = append(b.loc, make([]uint64, int(id)+1-len(b.loc))...)
 		}
 		if b.loc[id] != 0 {
 			return s.errorf("model.vocab gives id %d to more than one token (%.40q)", id, key)
 		}
-		b.loc[id] = loc + 1<<32 // +1 on the start so that 0 means "no entry"
+		b.loc[id] = loc
 		b.vocabN = max(b.vocabN, int(id)+1)
 		return nil
 	})
@@ -140,6 +133,9 @@ func (b *builder) vocab(at int) error {
 
 // text returns the vocab text of a loc.
 func (b *builder) text(loc uint64) []byte {
+	if loc == 0 {
+		return nil
+	}
 	start, n := (loc&^locEsc)>>32-1, loc&0xffffffff
 	if loc&locEsc != 0 {
 		return b.esc[start : start+n]
@@ -147,60 +143,34 @@ func (b *builder) text(loc uint64) []byte {
 	return b.data[start : start+n]
 }
 
-func (b *builder) addedTokens(section []byte) error {
-	if section == nil || string(section) == "null" {
-		return nil
-	}
-	if n := bytes.Count(section, []byte(`"content"`)); n > maxAddedTokens {
-		return fmt.Errorf("%s: %d added tokens is more than the %d allowed", b.name, n, maxAddedTokens)
-	}
-	if err := json.Unmarshal(section, &b.added); err != nil {
-		return fmt.Errorf("%s: added_tokens: %v", b.name, err)
-	}
-	for _, a := range b.added {
-		if a.ID < 0 || a.ID >= maxID {
-			return fmt.Errorf("%s: added token %.40q has id %d outside [0, %d)", b.name, a.Content, a.ID, maxID)
-		}
-		if a.Content == "" {
-			return fmt.Errorf("%s: added token %d has empty content", b.name, a.ID)
-		}
-	}
-	return nil
+// vocabTables builds id → text and text → id for the vocabulary alone; the
+// merges are resolved against it (HF's BPE model knows no added tokens).
+func (b *builder) vocabTables() error {
+	t, err := newTables(b.name, b.vocabN, func(id int) (string, []byte, bool) {
+		return "", b.text(b.loc[id]), b.loc[id] != 0
+	}, nil)
+	b.t, b.loc, b.esc = t, nil, nil
+	return err
 }
 
-// tables lays the texts out in id order and builds the text → id index.
-func (b *builder) tables() (*Tokenizer, error) {
-	n := b.vocabN
-	for _, a := range b.added {
-		n = max(n, int(a.ID)+1)
-	}
-	t := &Tokenizer{n: n, unk: -1, fuseUnk: b.opt.fuseUnk, byteFallback: b.opt.byteFallback, ignoreMerges: b.opt.ignoreMerges}
-	t.flags = make([]uint8, n)
-	addedText := make(map[int32]string, len(b.added))
-	for _, a := range b.added {
-		addedText[int32(a.ID)] = a.Content
-		t.flags[a.ID] |= flagPresent | flagAdded
-		if a.Special {
-			t.flags[a.ID] |= flagSpecial
-		}
-	}
+// newTables lays n texts out in id order and indexes them; ids in first are
+// indexed first and win a clash of texts (HF: added tokens over the vocab).
+// text returns an id's text as a string or as bytes.
+func newTables(name string, n int, text func(int) (string, []byte, bool), first []int32) (*Tokenizer, error) {
+	t := &Tokenizer{n: n, unk: -1, flags: make([]uint8, n), offs: make([]uint32, n+1)}
 	size := 0
 	for id := range n {
-		if s, ok := addedText[int32(id)]; ok {
-			size += len(s)
-		} else if id < len(b.loc) && b.loc[id] != 0 {
-			size += len(b.text(b.loc[id]))
+		if s, b, ok := text(id); ok {
+			size += len(s) + len(b)
 			t.flags[id] |= flagPresent
 		}
 	}
 	var buf strings.Builder // String() does not copy
 	buf.Grow(size)
-	t.offs = make([]uint32, n+1)
 	for id := range n {
-		if s, ok := addedText[int32(id)]; ok {
+		if s, b, ok := text(id); ok {
 			buf.WriteString(s)
-		} else if id < len(b.loc) && b.loc[id] != 0 {
-			buf.Write(b.text(b.loc[id]))
+			buf.Write(b)
 		}
 		t.offs[id+1] = uint32(buf.Len())
 	}
@@ -209,27 +179,18 @@ func (b *builder) tables() (*Tokenizer, error) {
 	for i := range t.index {
 		t.index[i] = -1
 	}
-	// Added tokens first: their text → id wins over the vocab, as in HF.
-	for _, a := range b.added {
-		t.insert(int32(a.ID))
+	isFirst := make([]bool, n)
+	for _, id := range first {
+		t.insert(id)
+		isFirst[id] = true
 	}
-	for id := range min(n, len(b.loc)) {
-		if b.loc[id] == 0 || t.flags[id]&flagAdded != 0 || t.insert(int32(id)) {
+	for id := range n {
+		if t.flags[id]&flagPresent == 0 || isFirst[id] || t.insert(int32(id)) {
 			continue
 		}
-		if prev := t.lookup(t.IDToken(int32(id))); t.flags[prev]&flagAdded == 0 {
-			return nil, fmt.Errorf("%s: model.vocab has %.40q twice", b.name, t.IDToken(int32(id)))
+		if prev := t.lookup(t.IDToken(int32(id))); !isFirst[prev] {
+			return nil, fmt.Errorf("%s: model.vocab has %.40q twice", name, t.IDToken(int32(id)))
 		}
-	}
-	b.loc, b.esc = nil, nil
-	for i := range t.byteID {
-		t.byteID[i] = t.lookup(fmt.Sprintf("<0x%02X>", i))
-		if t.byteID[i] >= 0 {
-			t.flags[t.byteID[i]] |= flagByte
-		}
-	}
-	if b.opt.hasUnk {
-		t.unk = t.lookup(b.opt.unk)
 	}
 	return t, nil
 }
@@ -249,17 +210,14 @@ func (t *Tokenizer) insert(id int32) bool {
 	return true
 }
 
-// merges resolves every merge to ids as it is read; a merge whose parts or
-// result are not in the vocabulary is an error, as in HF.
-func (b *builder) merges(t *Tokenizer, at int, section []byte) error {
-	perMerge := 2 // strings per merge: "a b" is one, ["a", "b"] two
-	if bytes.HasPrefix(bytes.TrimLeft(section[1:], " \t\r\n"), []byte("[")) {
-		perMerge = 4
-	}
-	pairs := make([][3]int32, 0, bytes.Count(section, []byte(`"`))/perMerge+1)
-	s := &scanner{file: b.name, data: b.data, pos: at}
+// merges reads the merge list at the scanner's position, resolving every
+// merge to ids; a part or result missing from the vocabulary is an error,
+// as in HF. Both "a b" strings and ["a", "b"] pairs are accepted.
+func (b *builder) merges(s *scanner) error {
+	t := b.t
 	var left, joined []byte
-	err := s.array(func() error {
+	count := 0
+	return s.array(func() error {
 		var right []byte
 		if s.peek() == '[' {
 			n := 0
@@ -277,7 +235,7 @@ func (b *builder) merges(t *Tokenizer, at int, section []byte) error {
 				return err
 			}
 			if n != 2 {
-				return s.errorf("merge %d has %d parts, want 2", len(pairs), n)
+				return s.errorf("merge %d has %d parts, want 2", count, n)
 			}
 		} else {
 			v, err := s.str()
@@ -286,40 +244,108 @@ func (b *builder) merges(t *Tokenizer, at int, section []byte) error {
 			}
 			sp := bytes.IndexByte(v, ' ')
 			if sp < 0 || bytes.IndexByte(v[sp+1:], ' ') >= 0 {
-				return s.errorf("merge %d %.40q is not two space-separated parts", len(pairs), v)
+				return s.errorf("merge %d %.40q is not two space-separated parts", count, v)
 			}
 			left, right = append(left[:0], v[:sp]...), v[sp+1:]
 		}
 		joined = append(append(joined[:0], left...), right...)
-		a, c, n := lookupIn(t, left), lookupIn(t, right), lookupIn(t, joined)
-		if a < 0 || c < 0 || n < 0 {
-			return s.errorf("merge %d (%.30q, %.30q) uses a token missing from the vocab", len(pairs), left, right)
+		x, y, z := lookupIn(t, left), lookupIn(t, right), lookupIn(t, joined)
+		if x < 0 || y < 0 || z < 0 {
+			return s.errorf("merge %d (%.30q, %.30q) uses a token missing from the vocab", count, left, right)
 		}
-		pairs = append(pairs, [3]int32{a, c, n})
+		if count%mergeChunk == 0 {
+			b.pairs = append(b.pairs, make([][3]int32, 0, mergeChunk))
+		}
+		last := &b.pairs[len(b.pairs)-1]
+		*last = append(*last, [3]int32{x, y, z})
+		count++
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	t.buildMerges(pairs)
-	return nil
 }
+
+// finish adds the added tokens to the vocabulary tables and builds the
+// merge table.
+func (b *builder) finish(addedSection []byte) (*Tokenizer, error) {
+	var added []addedJSON
+	if addedSection != nil && string(addedSection) != "null" {
+		if n := bytes.Count(addedSection, []byte(`"content"`)); n > maxAddedTokens {
+			return nil, fmt.Errorf("%s: %d added tokens is more than the %d allowed", b.name, n, maxAddedTokens)
+		}
+		if err := json.Unmarshal(addedSection, &added); err != nil {
+			return nil, fmt.Errorf("%s: added_tokens: %v", b.name, err)
+		}
+	}
+	vocab := b.t
+	n := vocab.n
+	byID := make(map[int32]addedJSON, len(added))
+	var first []int32
+	for _, a := range added {
+		if a.ID < 0 || a.ID >= maxID {
+			return nil, fmt.Errorf("%s: added token %.40q has id %d outside [0, %d)", b.name, a.Content, a.ID, maxID)
+		}
+		if a.Content == "" {
+			return nil, fmt.Errorf("%s: added token %d has empty content", b.name, a.ID)
+		}
+		n = max(n, int(a.ID)+1)
+		byID[int32(a.ID)] = a
+		first = append(first, int32(a.ID))
+	}
+	t, err := newTables(b.name, n, func(id int) (string, []byte, bool) {
+		if a, ok := byID[int32(id)]; ok {
+			return a.Content, nil, true
+		}
+		return vocab.IDToken(int32(id)), nil, id < vocab.n && vocab.flags[id]&flagPresent != 0
+	}, first)
+	if err != nil {
+		return nil, err
+	}
+	for id, a := range byID {
+		t.flags[id] |= flagAdded
+		if a.Special {
+			t.flags[id] |= flagSpecial
+		}
+	}
+	t.fuseUnk, t.byteFallback, t.ignoreMerges = b.opt.fuseUnk, b.opt.byteFallback, b.opt.ignoreMerges
+	for i := range t.byteID {
+		t.byteID[i] = vocab.lookup(fmt.Sprintf("<0x%02X>", i))
+		if t.byteID[i] >= 0 {
+			t.flags[t.byteID[i]] |= flagByte
+		}
+	}
+	if b.opt.hasUnk {
+		t.unk = t.lookup(b.opt.unk)
+	}
+	t.buildMerges(b.pairs)
+	b.pairs = nil
+	t.buildAddedTries(added)
+	return t, nil
+}
+
+const mergeChunk = 1 << 16
 
 // buildMerges stores merges in CSR form. A later duplicate of a pair takes
 // the later rank, as HF's HashMap insert and transformers.js' Map do.
-func (t *Tokenizer) buildMerges(pairs [][3]int32) {
+func (t *Tokenizer) buildMerges(chunks [][][3]int32) {
 	t.mergeStart = make([]uint32, t.n+1)
-	for _, p := range pairs {
-		t.mergeStart[p[0]+1]++
+	total := 0
+	for _, c := range chunks {
+		for _, p := range c {
+			t.mergeStart[p[0]+1]++
+		}
+		total += len(c)
 	}
 	for i := 1; i <= t.n; i++ {
 		t.mergeStart[i] += t.mergeStart[i-1]
 	}
-	t.merges = make([]mergeEntry, len(pairs))
+	t.merges = make([]mergeEntry, total)
 	fill := slices.Clone(t.mergeStart[:t.n])
-	for rank, p := range pairs {
-		t.merges[fill[p[0]]] = mergeEntry{right: p[1], rank: int32(rank), id: p[2]}
-		fill[p[0]]++
+	rank := int32(0)
+	for _, c := range chunks {
+		for _, p := range c {
+			t.merges[fill[p[0]]] = mergeEntry{right: p[1], rank: rank, id: p[2]}
+			fill[p[0]]++
+			rank++
+		}
 	}
 	for a := range t.n {
 		row := t.merges[t.mergeStart[a]:t.mergeStart[a+1]]
@@ -352,13 +378,25 @@ func (t *Tokenizer) buildAddedTries(added []addedJSON) {
 	for _, a := range added {
 		at := addedToken{content: a.Content, id: int32(a.ID), lstrip: a.LStrip, rstrip: a.RStrip, singleWrd: a.SingleWord}
 		if a.Normalized {
-			at.content = t.normalize(at.content)
 			normed = append(normed, at)
 		} else {
 			raw = append(raw, at)
 		}
 	}
 	t.rawAdded, t.normAdded = newTrie(raw), newTrie(normed)
+}
+
+// normalizeAdded applies the normalizer to the normalized=true added tokens
+// (HF matches them on normalized text); called once the normalizer is known.
+func (t *Tokenizer) normalizeAdded() {
+	if t.normAdded == nil {
+		return
+	}
+	toks := slices.Clone(t.normAdded.tok)
+	for i := range toks {
+		toks[i].content = t.normalize(toks[i].content)
+	}
+	t.normAdded = newTrie(toks)
 }
 
 func nextPow2(n int) int {

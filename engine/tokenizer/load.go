@@ -89,7 +89,7 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 		return nil, fmt.Errorf("%s: not a JSON object (is this really a tokenizer.json?)", name)
 	}
 	var raw struct{ added, normalizer, preTok, post, decoder []byte }
-	modelAt := -1
+	b := &builder{name: name, data: data}
 	err = s.object(func(key []byte) error {
 		var dst *[]byte
 		switch string(key) {
@@ -104,8 +104,10 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 		case "decoder":
 			dst = &raw.decoder
 		case "model":
-			modelAt = s.pos
-			return s.skip(0)
+			if b.sawModel {
+				return s.errorf("\"model\" given twice")
+			}
+			return b.model(s)
 		default:
 			return s.skip(0)
 		}
@@ -119,16 +121,16 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if modelAt < 0 {
+	if !b.sawModel {
 		return nil, fmt.Errorf("%s: no \"model\" section", name)
 	}
-	b := &builder{name: name, data: data}
-	if t, err = b.build(modelAt, raw.added); err != nil {
+	if t, err = b.finish(raw.added); err != nil {
 		return nil, err
 	}
 	if t.norm, err = parseNormalizer(name, raw.normalizer); err != nil {
 		return nil, err
 	}
+	t.normalizeAdded()
 	if err := checkPreTokenizer(name, raw.preTok, t.norm); err != nil {
 		return nil, err
 	}
@@ -138,7 +140,6 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 	if t.dec, err = parseDecoder(name, raw.decoder); err != nil {
 		return nil, err
 	}
-	t.buildAddedTries(b.added)
 	if !t.byteFallbackComplete() && t.unk < 0 {
 		return nil, fmt.Errorf("%s: model has no unk_token and no complete byte fallback: some text could not be encoded", name)
 	}
