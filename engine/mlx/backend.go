@@ -1,12 +1,19 @@
-// Package mlx implements tensor.Backend on Apple's MLX through mlx-c, which
-// it loads at run time (see Available), so binaries build and run without it.
+// Package mlx implements tensor.Backend on Apple's MLX through mlx-c. It is
+// the only package that imports "C".
 //
-// Threading: a Backend is not safe for concurrent use. Create it, use it and
-// Close it on one goroutine locked to its OS thread (runtime.LockOSThread):
-// MLX streams are per thread, and a failed call's message is kept per thread.
-//
-// Lifetime: every array an op returns is owned by the backend's arena and is
-// freed by the next Sweep unless it is pinned or passed in keep; no finalizers.
+//   - Loading: libmlxc is opened with dlopen at run time (see Available for the
+//     search order), so binaries build and run without it; New reports a clear
+//     error when it is absent.
+//   - Errors: mlx-c's process-exiting error handler is replaced; a failed call
+//     becomes the backend's sticky error ("mlx: <op>: <MLX's message>"), later
+//     ops return an empty tensor, and Err/Eval/readback report it.
+//   - Lifetime: every array an op returns lives in the backend's arena and is
+//     freed by the next Sweep unless it is pinned or passed in keep; Close frees
+//     everything. No finalizers.
+//   - Threading: a Backend is not safe for concurrent use. Create it, use it and
+//     Close it on one goroutine locked to its OS thread (runtime.LockOSThread):
+//     MLX streams are per thread, and a failed call's message is kept per thread.
+//   - Device: the default GPU stream when a GPU exists, else the CPU stream.
 package mlx
 
 import (
@@ -318,7 +325,7 @@ func (b *Backend) ClearCache() {
 	}
 }
 
-// constant returns one of consts' values in dt (see Backend.consts).
+// constants returns the cached scalars of Backend.consts in mlx dtype dt.
 func (b *Backend) constants(op string, dt int) (*[6]handle, bool) {
 	td := fromMLXDType(dt)
 	if td == UnknownDType || !td.IsFloat() {

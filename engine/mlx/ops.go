@@ -118,7 +118,7 @@ func (b *Backend) Eval(ts ...tensor.Tensor) error { return b.eval("eval", false,
 func (b *Backend) AsyncEval(ts ...tensor.Tensor) error { return b.eval("async eval", true, ts) }
 
 func (b *Backend) eval(op string, async bool, ts []tensor.Tensor) error {
-	if b.err != nil {
+	if b.err != nil || len(ts) == 0 {
 		return b.err
 	}
 	hs := b.args[:0]
