@@ -1,0 +1,238 @@
+package ui
+
+import (
+	"context"
+	"errors"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// chatView shows one conversation and its composer, and runs the stream of
+// the answer being generated.
+type chatView struct {
+	env    *env
+	win    fyne.Window
+	convID string
+
+	list   *fyne.Container
+	scroll *container.Scroll
+	views  []*messageView
+	empty  fyne.CanvasObject
+	comp   *composer
+
+	live   *messageView
+	cancel context.CancelFunc
+
+	// onChange is called when the conversation list may have changed
+	// (a new conversation, a new title).
+	onChange func(convID string)
+	root     fyne.CanvasObject
+}
+
+func newChatView(e *env, win fyne.Window, placeholder string) *chatView {
+	v := &chatView{env: e, win: win}
+	v.list = container.NewVBox()
+	v.scroll = container.NewVScroll(container.NewPadded(v.list))
+	hint := widget.NewLabelWithStyle("Ask anything, or drop a photo, a voice memo or a video here.",
+		fyne.TextAlignCenter, fyne.TextStyle{})
+	hint.Importance = widget.LowImportance
+	v.empty = container.NewCenter(container.NewVBox(widget.NewIcon(sparkIcon), hint))
+	v.comp = newComposer(e, win, placeholder)
+	v.comp.onSend = v.send
+	v.comp.onStop = v.stop
+	body := container.NewStack(v.scroll, v.empty)
+	v.root = container.NewBorder(nil, container.NewPadded(v.comp.root), nil, nil, body)
+	v.show(nil)
+	return v
+}
+
+// open shows a stored conversation ("" starts a blank one).
+func (v *chatView) open(convID string) error {
+	if v.live != nil && convID != v.convID {
+		v.stop() // an answer keeps its partial text; it is saved as stopped
+	}
+	v.convID = convID
+	if convID == "" {
+		v.show(nil)
+		return nil
+	}
+	msgs, err := v.env.chat.Messages(convID)
+	if err != nil {
+		v.show(nil)
+		return err
+	}
+	v.show(msgs)
+	return nil
+}
+
+func (v *chatView) show(msgs []Message) {
+	v.views = nil
+	v.list.Objects = nil
+	for _, m := range msgs {
+		v.appendView(m)
+	}
+	v.list.Refresh()
+	v.updateEmpty()
+	v.scroll.ScrollToBottom()
+}
+
+func (v *chatView) updateEmpty() {
+	if len(v.views) == 0 {
+		v.empty.Show()
+	} else {
+		v.empty.Hide()
+	}
+}
+
+func (v *chatView) appendView(m Message) *messageView {
+	mv := newMessageView(m, messageActions{
+		stop:       v.stop,
+		regenerate: v.regenerate,
+		edit:       v.edit,
+		copy:       v.env.copy,
+	})
+	v.views = append(v.views, mv)
+	v.list.Add(mv.root)
+	return mv
+}
+
+// truncateFrom removes the views from message id on.
+func (v *chatView) truncateFrom(id string) {
+	for i, mv := range v.views {
+		if mv.msg.ID == id {
+			v.views = v.views[:i]
+			v.list.Objects = v.list.Objects[:i]
+			v.list.Refresh()
+			return
+		}
+	}
+}
+
+var errBusy = errors.New("wait for the answer to finish, or stop it")
+
+func (v *chatView) send(text string, atts []Attachment) error {
+	if v.live != nil {
+		return errBusy
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := v.env.chat.Send(ctx, v.convID, text, atts)
+	if err != nil {
+		cancel()
+		return err
+	}
+	newConv := v.convID != r.ConversationID
+	v.convID = r.ConversationID
+	v.appendView(r.User)
+	v.start(r, cancel)
+	if newConv || len(v.views) <= 2 {
+		v.changed()
+	}
+	return nil
+}
+
+func (v *chatView) regenerate(m Message) {
+	if v.live != nil {
+		v.stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := v.env.chat.Regenerate(ctx, v.convID, m.ID)
+	if err != nil {
+		cancel()
+		v.comp.showNotice(err.Error())
+		return
+	}
+	v.truncateFrom(m.ID)
+	v.start(r, cancel)
+}
+
+func (v *chatView) edit(m Message, text string) {
+	if v.live != nil {
+		v.stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := v.env.chat.Edit(ctx, v.convID, m.ID, text)
+	if err != nil {
+		cancel()
+		v.comp.showNotice(err.Error())
+		return
+	}
+	v.truncateFrom(m.ID)
+	v.appendView(r.User)
+	v.start(r, cancel)
+}
+
+// start shows the answer placeholder and follows its stream.
+func (v *chatView) start(r Reply, cancel context.CancelFunc) {
+	a := r.Assistant
+	a.State = Streaming
+	mv := v.appendView(a)
+	v.list.Refresh()
+	v.updateEmpty()
+	v.scroll.ScrollToBottom()
+	follow(v.env, r.Stream, v.track(mv, cancel))
+}
+
+// adopt makes the streaming answer id (started elsewhere, such as in the
+// quick-ask popup) live in this view and returns what updates it.
+func (v *chatView) adopt(id string, cancel context.CancelFunc) func(answerSoFar) {
+	for _, mv := range v.views {
+		if mv.msg.ID == id {
+			m := mv.msg
+			m.State = Streaming
+			mv.update(m)
+			return v.track(mv, cancel)
+		}
+	}
+	return nil
+}
+
+// track marks mv as the live answer and returns the function that applies
+// its stream to it.
+func (v *chatView) track(mv *messageView, cancel context.CancelFunc) func(answerSoFar) {
+	v.live, v.cancel = mv, cancel
+	v.comp.setBusy(true)
+	return func(acc answerSoFar) {
+		atBottom := v.nearBottom()
+		m := mv.msg
+		m.Text, m.Thinking = acc.Text, acc.Thinking
+		if acc.Done {
+			m.State, m.Stats = acc.State, acc.Stats
+			if acc.Err != nil {
+				m.Err = acc.Err.Error()
+			}
+		}
+		mv.update(m)
+		mv.setStatus(acc.Status)
+		if acc.Done && v.live == mv {
+			v.live, v.cancel = nil, nil
+			v.comp.setBusy(false)
+			if cancel != nil {
+				cancel()
+			}
+			v.changed()
+		}
+		if atBottom {
+			v.scroll.ScrollToBottom()
+		}
+	}
+}
+
+// stop cancels the answer being generated; the service saves what arrived.
+func (v *chatView) stop() {
+	if v.cancel != nil {
+		v.cancel()
+	}
+}
+
+func (v *chatView) changed() {
+	if v.onChange != nil {
+		v.onChange(v.convID)
+	}
+}
+
+func (v *chatView) nearBottom() bool {
+	content := v.scroll.Content.MinSize().Height
+	return v.scroll.Offset.Y+v.scroll.Size().Height >= content-80
+}

@@ -1,0 +1,408 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+)
+
+// loop stands in for Fyne's UI goroutine: views post work with do, and the
+// test goroutine runs it in until, so widgets are only touched from the test
+// goroutine (as they are only touched from Fyne's in the app).
+type loop struct{ q chan func() }
+
+func newLoop() *loop { return &loop{q: make(chan func(), 4096)} }
+
+func (l *loop) do(f func()) { l.q <- f }
+
+// until runs posted work until cond holds, failing after 10 s.
+func (l *loop) until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !cond() {
+		select {
+		case f := <-l.q:
+			f()
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// drain runs whatever is queued now.
+func (l *loop) drain() {
+	for {
+		select {
+		case f := <-l.q:
+			f()
+		default:
+			return
+		}
+	}
+}
+
+// script is what the fake model answers: deltas sent one by one.
+type script struct {
+	deltas  []Delta
+	every   time.Duration // pause between deltas
+	forever string        // after deltas, repeat this text until cancelled
+}
+
+// fakeChat keeps conversations in memory and answers from scripts.
+type fakeChat struct {
+	mu      sync.Mutex
+	convs   []Conversation
+	msgs    map[string][]Message
+	next    []script // answers, in order; the last one repeats
+	nextID  int
+	calls   []string
+	sawStop chan struct{}
+}
+
+func newFakeChat(answers ...script) *fakeChat {
+	if len(answers) == 0 {
+		answers = []script{{deltas: words("OK.")}}
+	}
+	return &fakeChat{msgs: map[string][]Message{}, next: answers, sawStop: make(chan struct{}, 8)}
+}
+
+func (f *fakeChat) id(prefix string) string { f.nextID++; return fmt.Sprintf("%s%d", prefix, f.nextID) }
+
+func (f *fakeChat) Conversations(q string) ([]Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Conversation
+	for i := len(f.convs) - 1; i >= 0; i-- {
+		if strings.Contains(strings.ToLower(f.convs[i].Title), strings.ToLower(q)) {
+			out = append(out, f.convs[i])
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeChat) NewConversation() (Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := Conversation{ID: f.id("c"), Title: "New chat", Updated: time.Now()}
+	f.convs = append(f.convs, c)
+	return c, nil
+}
+
+func (f *fakeChat) Rename(id, title string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.convs {
+		if f.convs[i].ID == id {
+			f.convs[i].Title = title
+			return nil
+		}
+	}
+	return errors.New("no such chat")
+}
+
+func (f *fakeChat) Delete(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.convs {
+		if f.convs[i].ID == id {
+			f.convs = append(f.convs[:i], f.convs[i+1:]...)
+			delete(f.msgs, id)
+			return nil
+		}
+	}
+	return errors.New("no such chat")
+}
+
+func (f *fakeChat) Messages(id string) ([]Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Message(nil), f.msgs[id]...), nil
+}
+
+// AttachFile types files by extension (the real service sniffs bytes; this
+// fake only has to exercise the views).
+func (f *fakeChat) AttachFile(path string) (Attachment, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Attachment{}, err
+	}
+	a := Attachment{ID: path, Name: filepath.Base(path), Size: fi.Size()}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png":
+		a.Kind, a.Width, a.Height = Image, 640, 480
+	case ".wav":
+		a.Kind, a.Duration = Audio, 2*time.Second
+	case ".mp4":
+		a.Kind, a.Duration, a.Width, a.Height = Video, 75*time.Second, 1280, 720
+	default:
+		return Attachment{}, fmt.Errorf("%s is not a photo, sound or video Perch can read", a.Name)
+	}
+	return a, nil
+}
+
+func (f *fakeChat) AttachData(name string, data []byte) (Attachment, error) {
+	if len(data) == 0 {
+		return Attachment{}, errors.New("empty")
+	}
+	return Attachment{ID: fmt.Sprint(len(data)), Name: name, Kind: Audio, Size: int64(len(data)), Duration: time.Second}, nil
+}
+
+func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
+	f.mu.Lock()
+	s := f.next[0]
+	if len(f.next) > 1 {
+		f.next = f.next[1:]
+	}
+	a := Message{ID: f.id("m"), Role: Assistant, State: Streaming}
+	f.msgs[convID] = append(f.msgs[convID], a)
+	f.mu.Unlock()
+	ch := make(chan Delta)
+	go func() {
+		defer close(ch)
+		var text strings.Builder
+		send := func(d Delta) bool {
+			select {
+			case ch <- d:
+				text.WriteString(d.Text)
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		ok := true
+		for _, d := range s.deltas {
+			if ok = send(d); !ok {
+				break
+			}
+			if d.Done {
+				return
+			}
+			time.Sleep(s.every)
+		}
+		for ok && s.forever != "" {
+			if ok = send(Delta{Text: s.forever}); ok {
+				time.Sleep(s.every)
+			}
+		}
+		state := Done
+		if !ok {
+			state = Stopped
+			f.sawStop <- struct{}{}
+		}
+		f.mu.Lock()
+		ms := f.msgs[convID]
+		for i := range ms {
+			if ms[i].ID == a.ID {
+				ms[i].Text, ms[i].State = text.String(), state
+			}
+		}
+		f.mu.Unlock()
+		ch <- Delta{Done: true, State: state, Stats: &Stats{GeneratedTokens: 12, TokensPerSec: 31.5, TimeToFirst: 240 * time.Millisecond}}
+	}()
+	return Reply{ConversationID: convID, Assistant: a, Stream: ch}
+}
+
+func (f *fakeChat) Send(ctx context.Context, convID, text string, atts []Attachment) (Reply, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "send:"+text)
+	if convID == "" {
+		convID = f.id("c")
+		f.convs = append(f.convs, Conversation{ID: convID, Title: text, Updated: time.Now()})
+	}
+	u := Message{ID: f.id("m"), Role: User, Text: text, Attachments: atts, State: Done}
+	f.msgs[convID] = append(f.msgs[convID], u)
+	f.mu.Unlock()
+	r := f.answer(ctx, convID)
+	r.User = u
+	return r, nil
+}
+
+func (f *fakeChat) truncate(convID, id string, keep bool) {
+	ms := f.msgs[convID]
+	for i := range ms {
+		if ms[i].ID == id {
+			if keep {
+				i++
+			}
+			f.msgs[convID] = ms[:i]
+			return
+		}
+	}
+}
+
+func (f *fakeChat) Regenerate(ctx context.Context, convID, answerID string) (Reply, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "regenerate:"+answerID)
+	f.truncate(convID, answerID, false)
+	f.mu.Unlock()
+	return f.answer(ctx, convID), nil
+}
+
+func (f *fakeChat) Edit(ctx context.Context, convID, userID, text string) (Reply, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "edit:"+text)
+	f.truncate(convID, userID, false)
+	u := Message{ID: f.id("m"), Role: User, Text: text, State: Done}
+	f.msgs[convID] = append(f.msgs[convID], u)
+	f.mu.Unlock()
+	r := f.answer(ctx, convID)
+	r.User = u
+	return r, nil
+}
+
+// fakeModel is a loaded model whose state tests can change.
+type fakeModel struct {
+	mu       sync.Mutex
+	s        ModelState
+	watchers []func(ModelState)
+	used     []string
+}
+
+func (m *fakeModel) State() ModelState { m.mu.Lock(); defer m.mu.Unlock(); return m.s }
+func (m *fakeModel) Watch(fn func(ModelState)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.watchers = append(m.watchers, fn)
+}
+func (m *fakeModel) set(s ModelState) {
+	m.mu.Lock()
+	m.s = s
+	ws := append([]func(ModelState){}, m.watchers...)
+	m.mu.Unlock()
+	for _, w := range ws {
+		w(s)
+	}
+}
+func (m *fakeModel) Use(id string) error {
+	m.mu.Lock()
+	m.used = append(m.used, id)
+	m.mu.Unlock()
+	m.set(ModelState{ID: id, Name: "Gemma-4 E2B", Loaded: true, Vision: true, Audio: true})
+	return nil
+}
+func (m *fakeModel) Unload() { s := m.State(); s.Loaded = false; m.set(s) }
+
+// fakeCatalog serves a fixed list and lets tests push download progress.
+type fakeCatalog struct {
+	mu       sync.Mutex
+	models   []CatalogModel
+	watchers []func(CatalogModel)
+	started  chan string
+}
+
+func newFakeCatalog() *fakeCatalog {
+	return &fakeCatalog{started: make(chan string, 8), models: []CatalogModel{
+		{ID: "e2b", Name: "Gemma-4 E2B", Blurb: "Small and quick", DiskBytes: 3 << 30, RAMBytes: 4 << 30, Fit: FitsWell, Recommended: true, Vision: true, Audio: true},
+		{ID: "31b", Name: "Gemma-4 31B", Blurb: "Most capable", DiskBytes: 18 << 30, RAMBytes: 24 << 30, Fit: TooBig, Vision: true},
+	}}
+}
+
+func (c *fakeCatalog) Models() ([]CatalogModel, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]CatalogModel(nil), c.models...), nil
+}
+func (c *fakeCatalog) Download(id string) error { c.started <- id; return nil }
+func (c *fakeCatalog) Pause(string)             {}
+func (c *fakeCatalog) Cancel(string)            {}
+func (c *fakeCatalog) Delete(string) error      { return nil }
+func (c *fakeCatalog) AddFolder(p string) (string, error) {
+	return "", errors.New(p + " has no config.json: choose the folder that holds the model's files")
+}
+func (c *fakeCatalog) Watch(fn func(CatalogModel)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = append(c.watchers, fn)
+}
+func (c *fakeCatalog) update(m CatalogModel) {
+	c.mu.Lock()
+	for i := range c.models {
+		if c.models[i].ID == m.ID {
+			c.models[i] = m
+		}
+	}
+	ws := append([]func(CatalogModel){}, c.watchers...)
+	c.mu.Unlock()
+	for _, w := range ws {
+		w(m)
+	}
+}
+
+// fakeRecorder records nothing; tests feed its levels.
+type fakeRecorder struct {
+	err  error
+	last *fakeRecording
+}
+
+type fakeRecording struct {
+	levels  chan float64
+	stopped bool
+}
+
+func (r *fakeRecorder) Start(max time.Duration) (Recording, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.last = &fakeRecording{levels: make(chan float64, 100)}
+	return r.last, nil
+}
+func (r *fakeRecording) Levels() <-chan float64 { return r.levels }
+func (r *fakeRecording) Stop() ([]byte, time.Duration, error) {
+	if !r.stopped {
+		r.stopped = true
+		close(r.levels)
+	}
+	return []byte("RIFF....WAVEfmt fake clip"), 3 * time.Second, nil
+}
+func (r *fakeRecording) Cancel() {
+	if !r.stopped {
+		r.stopped = true
+		close(r.levels)
+	}
+}
+
+type harness struct {
+	t       *testing.T
+	app     fyne.App
+	loop    *loop
+	chat    *fakeChat
+	model   *fakeModel
+	catalog *fakeCatalog
+	rec     *fakeRecorder
+	ui      *UI
+}
+
+func newHarness(t *testing.T, answers ...script) *harness {
+	a := test.NewTempApp(t)
+	a.Settings().SetTheme(NewTheme())
+	h := &harness{t: t, app: a, loop: newLoop(), chat: newFakeChat(answers...), catalog: newFakeCatalog(), rec: &fakeRecorder{},
+		model: &fakeModel{s: ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true, Vision: true, Audio: true}}}
+	h.ui = build(a, Deps{Chat: h.chat, Model: h.model, Catalog: h.catalog, Recorder: h.rec,
+		Settings: PrefsSettings{P: a.Preferences()}}, h.loop.do, func(f func()) { go f() })
+	h.ui.Main.Window.Resize(fyne.NewSize(900, 640))
+	h.ui.Main.Window.Show()
+	t.Cleanup(func() {
+		// Let streams wind down so no goroutine posts into a finished test.
+		time.Sleep(20 * time.Millisecond)
+		h.loop.drain()
+	})
+	return h
+}
+
+func words(s ...string) []Delta {
+	var d []Delta
+	for _, w := range s {
+		d = append(d, Delta{Text: w})
+	}
+	return d
+}

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// firstRun is the welcome panel shown in place of the chat until a model is
+// available: it offers the recommended model or a local folder and shows
+// the download's progress.
+type firstRun struct {
+	env      *env
+	win      fyne.Window
+	rec      CatalogModel
+	title    *widget.Label
+	detail   *widget.Label
+	progress *widget.ProgressBar
+	rate     *widget.Label
+	errText  *widget.Label
+	download *widget.Button
+	folder   *widget.Button
+	root     fyne.CanvasObject
+	using    bool // Use was called for the finished download
+}
+
+func newFirstRun(e *env, win fyne.Window) *firstRun {
+	f := &firstRun{env: e, win: win}
+	welcome := widget.NewLabelWithStyle("Welcome to Perch", fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+	intro := widget.NewLabelWithStyle("Perch chats with Google's Gemma on this computer: nothing you type, show or say leaves it.\nTo begin, get a model.",
+		fyne.TextAlignCenter, fyne.TextStyle{})
+	intro.Wrapping = fyne.TextWrapWord
+	f.title = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+	f.detail = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	f.detail.Importance = widget.LowImportance
+	f.progress = widget.NewProgressBar()
+	f.rate = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	f.rate.Importance = widget.LowImportance
+	f.errText = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	f.errText.Importance = widget.DangerImportance
+	f.errText.Wrapping = fyne.TextWrapWord
+	f.download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
+	f.download.Importance = widget.HighImportance
+	f.folder = widget.NewButtonWithIcon("Use a model folder…", theme.FolderOpenIcon(), func() {
+		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+			if err == nil && u != nil {
+				f.useFolder(u.Path())
+			}
+		}, win)
+	})
+	card := container.NewVBox(welcome, intro, widget.NewSeparator(), f.title, f.detail,
+		f.progress, f.rate, f.errText, container.NewCenter(container.NewHBox(f.download, f.folder)))
+	f.root = container.NewCenter(container.NewGridWrap(fyne.NewSize(460, 360), container.NewPadded(card)))
+	e.catalog.Watch(func(m CatalogModel) {
+		e.do(func() {
+			if m.ID == f.rec.ID {
+				f.show(m)
+			}
+		})
+	})
+	f.refresh()
+	return f
+}
+
+// refresh picks the recommended model from the catalog.
+func (f *firstRun) refresh() {
+	models, err := f.env.catalog.Models()
+	if err != nil {
+		f.errText.SetText("Could not list models: " + err.Error())
+		return
+	}
+	for _, m := range models {
+		if m.Recommended || f.rec.ID == "" {
+			f.rec = m
+		}
+		if m.Recommended {
+			break
+		}
+	}
+	f.show(f.rec)
+}
+
+func (f *firstRun) show(m CatalogModel) {
+	f.rec = m
+	if m.ID == "" {
+		f.title.SetText("No models in the catalog")
+		f.download.Hide()
+		return
+	}
+	f.title.SetText(m.Name)
+	f.detail.SetText(fmt.Sprintf("%s · %s download · %s", m.Blurb, byteSize(m.DiskBytes), senses(m)))
+	f.errText.SetText("")
+	d := m.Download
+	switch {
+	case m.Downloaded:
+		f.progress.Hide()
+		f.rate.SetText("Ready. Loading…")
+		f.download.Hide()
+		if !f.using && f.env.model.State().ID == "" {
+			f.using = true
+			id := m.ID
+			f.env.run(func() {
+				if err := f.env.model.Use(id); err != nil {
+					f.env.do(func() { f.errText.SetText(err.Error()) })
+				}
+			})
+		}
+	case d != nil:
+		f.progress.Show()
+		if d.Total > 0 {
+			f.progress.SetValue(float64(d.Done) / float64(d.Total))
+		}
+		f.rate.SetText(downloadLine(*d))
+		if d.Err != "" {
+			f.errText.SetText(d.Err)
+		}
+		if d.Paused || d.Err != "" {
+			f.download.SetText("Resume")
+			f.download.Show()
+		} else {
+			f.download.Hide()
+		}
+	default:
+		f.progress.Hide()
+		f.rate.SetText("")
+		f.download.SetText(fmt.Sprintf("Download (%s)", byteSize(m.DiskBytes)))
+		f.download.Show()
+	}
+}
+
+func (f *firstRun) start() {
+	id := f.rec.ID
+	f.env.run(func() {
+		err := f.env.catalog.Download(id)
+		f.env.do(func() {
+			if err != nil {
+				f.errText.SetText(err.Error())
+			}
+		})
+	})
+}
+
+func (f *firstRun) useFolder(path string) {
+	f.env.run(func() {
+		id, err := f.env.catalog.AddFolder(path)
+		if err == nil {
+			err = f.env.model.Use(id)
+		}
+		if err != nil {
+			f.env.do(func() { f.errText.SetText(err.Error()) })
+		}
+	})
+}

@@ -1,0 +1,314 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// messageActions are what a message row's buttons do.
+type messageActions struct {
+	stop       func()
+	regenerate func(m Message)
+	edit       func(m Message, text string)
+	copy       func(text string)
+}
+
+// messageView renders one message and updates in place while it streams.
+type messageView struct {
+	msg     Message
+	acts    messageActions
+	root    *fyne.Container
+	body    *fyne.Container // segments
+	segs    []fyne.CanvasObject
+	kinds   []segment // kind and lang of each rendered segment
+	think   *widget.Accordion
+	thinkTx *widget.Label
+	status  *widget.Label
+	note    *fyne.Container // error / interrupted / stopped line
+	stats   *canvas.Text
+	actions *fyne.Container
+	editing bool
+}
+
+func newMessageView(m Message, acts messageActions) *messageView {
+	v := &messageView{msg: m, acts: acts}
+	v.body = container.NewVBox()
+	v.thinkTx = widget.NewLabel("")
+	v.thinkTx.Wrapping = fyne.TextWrapWord
+	v.thinkTx.TextStyle.Italic = true
+	v.think = widget.NewAccordion(widget.NewAccordionItem("Thoughts", v.thinkTx))
+	v.status = widget.NewLabel("")
+	v.status.Importance = widget.LowImportance
+	v.note = container.NewVBox()
+	v.stats = canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder))
+	v.stats.TextSize = theme.Size(theme.SizeNameCaptionText)
+	v.actions = container.NewHBox()
+
+	content := container.NewVBox(v.think, v.status, v.body, v.attachmentsRow(), v.note)
+	footer := container.NewHBox(v.actions, layout.NewSpacer(), container.NewCenter(v.stats))
+	if m.Role == User {
+		bg := canvas.NewRectangle(themeColor(colorBubble))
+		bg.CornerRadius = 12
+		bubble := container.NewStack(bg, container.NewPadded(content))
+		// Indent user turns so they read as the other side of the conversation.
+		v.root = container.NewVBox(container.New(&indentLayout{left: 64}, bubble), footer)
+	} else {
+		head := container.NewHBox(widget.NewIcon(sparkIcon), roleLabel(m))
+		v.root = container.NewVBox(head, content, footer)
+	}
+	v.update(m)
+	return v
+}
+
+func roleLabel(m Message) fyne.CanvasObject {
+	name := "Gemma"
+	if m.Model != "" {
+		name = m.Model
+	}
+	l := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	return l
+}
+
+// update re-renders the message's content, reusing segment widgets.
+func (v *messageView) update(m Message) {
+	v.msg = m
+	if v.editing {
+		return
+	}
+	v.renderBody(m.Text)
+	if m.Thinking != "" {
+		v.thinkTx.SetText(strings.TrimSpace(m.Thinking))
+		title := "Thoughts"
+		if m.State == Streaming && m.Text == "" {
+			title = "Thinking…"
+		}
+		if v.think.Items[0].Title != title {
+			v.think.Items[0].Title = title
+			v.think.Refresh()
+		}
+		v.think.Show()
+	} else {
+		v.think.Hide()
+	}
+	v.renderNote(m)
+	v.stats.Text = statsLine(m.Stats)
+	v.stats.Refresh()
+	v.renderActions(m)
+}
+
+// setStatus shows a transient line such as "Loading model…".
+func (v *messageView) setStatus(s string) {
+	if s == "" || v.msg.State != Streaming {
+		v.status.Hide()
+		return
+	}
+	v.status.SetText(s)
+	v.status.Show()
+}
+
+func (v *messageView) renderBody(text string) {
+	segs := splitMarkdown(text)
+	if v.msg.Role == Assistant && len(segs) == 0 && v.msg.State == Streaming {
+		segs = []segment{{text: "…"}}
+	}
+	// Keep widgets whose kind still matches; rebuild from the first change.
+	keep := 0
+	for keep < len(segs) && keep < len(v.kinds) && segs[keep].code == v.kinds[keep].code && segs[keep].lang == v.kinds[keep].lang {
+		keep++
+	}
+	for i := 0; i < keep; i++ {
+		setSegment(v.segs[i], segs[i])
+	}
+	v.segs = v.segs[:keep]
+	v.kinds = v.kinds[:keep]
+	for _, s := range segs[keep:] {
+		v.segs = append(v.segs, newSegment(s, v.acts.copy))
+		v.kinds = append(v.kinds, segment{code: s.code, lang: s.lang})
+	}
+	v.body.Objects = append([]fyne.CanvasObject(nil), v.segs...)
+	v.body.Refresh()
+}
+
+func (v *messageView) attachmentsRow() fyne.CanvasObject {
+	if len(v.msg.Attachments) == 0 {
+		return layout.NewSpacer()
+	}
+	row := container.NewHBox()
+	for _, a := range v.msg.Attachments {
+		row.Add(newChip(a, nil))
+	}
+	return row
+}
+
+func (v *messageView) renderNote(m Message) {
+	v.note.Objects = nil
+	switch m.State {
+	case Failed:
+		msg := widget.NewLabel(m.Err)
+		msg.Wrapping = fyne.TextWrapWord
+		msg.Importance = widget.DangerImportance
+		retry := widget.NewButtonWithIcon("Try again", theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) })
+		retry.Importance = widget.LowImportance
+		v.note.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.NewErrorThemedResource(theme.ErrorIcon())), nil, msg))
+		v.note.Add(container.NewHBox(retry))
+	case Interrupted:
+		v.note.Add(caption("Interrupted: Perch stopped before this answer finished. Regenerate to try again."))
+	case Stopped:
+		v.note.Add(caption("Stopped"))
+	}
+	v.note.Refresh()
+}
+
+func (v *messageView) renderActions(m Message) {
+	v.actions.Objects = nil
+	small := func(icon fyne.Resource, f func()) *widget.Button {
+		b := widget.NewButtonWithIcon("", icon, f)
+		b.Importance = widget.LowImportance
+		return b
+	}
+	switch {
+	case m.Role == Assistant && m.State == Streaming:
+		stop := widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() {
+			if v.acts.stop != nil {
+				v.acts.stop()
+			}
+		})
+		stop.Importance = widget.LowImportance
+		v.actions.Add(stop)
+	case m.Role == Assistant:
+		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
+	default:
+		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.DocumentCreateIcon(), v.startEdit))
+	}
+	v.actions.Refresh()
+}
+
+// startEdit swaps the user bubble's text for an entry with Send and Cancel.
+func (v *messageView) startEdit() {
+	if v.acts.edit == nil {
+		return
+	}
+	v.editing = true
+	e := widget.NewMultiLineEntry()
+	e.SetText(v.msg.Text)
+	e.Wrapping = fyne.TextWrapWord
+	e.SetMinRowsVisible(3)
+	var send, cancel *widget.Button
+	finish := func() {
+		v.editing = false
+		v.update(v.msg)
+	}
+	send = widget.NewButtonWithIcon("Send", theme.MailSendIcon(), func() {
+		text := strings.TrimSpace(e.Text)
+		if text == "" {
+			return
+		}
+		finish()
+		v.acts.edit(v.msg, text)
+	})
+	send.Importance = widget.HighImportance
+	cancel = widget.NewButton("Cancel", finish)
+	v.body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
+	v.body.Refresh()
+	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
+		c.Focus(e)
+	}
+}
+
+func newSegment(s segment, copyFn func(string)) fyne.CanvasObject {
+	if !s.code {
+		rt := widget.NewRichTextFromMarkdown(s.text)
+		rt.Wrapping = fyne.TextWrapWord
+		return rt
+	}
+	code := widget.NewLabel(s.text)
+	code.TextStyle.Monospace = true
+	code.Selectable = true
+	lang := s.lang
+	if lang == "" {
+		lang = "code"
+	}
+	var box *codeBlock
+	btn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { copyFn(box.code.Text) })
+	btn.Importance = widget.LowImportance
+	bg := canvas.NewRectangle(themeColor(colorCode))
+	bg.CornerRadius = 8
+	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
+	bg.StrokeWidth = 1
+	head := container.NewHBox(caption(lang), layout.NewSpacer(), btn)
+	box = &codeBlock{code: code, Container: container.NewStack(bg,
+		container.NewPadded(container.NewBorder(head, nil, nil, nil, container.NewHScroll(code))))}
+	return box
+}
+
+func setSegment(o fyne.CanvasObject, s segment) {
+	switch w := o.(type) {
+	case *widget.RichText:
+		w.ParseMarkdown(s.text)
+	case *codeBlock:
+		if w.code.Text != s.text {
+			w.code.SetText(s.text)
+		}
+	}
+}
+
+// codeBlock is a monospace, selectable code block with a Copy button.
+type codeBlock struct {
+	*fyne.Container
+	code *widget.Label
+}
+
+func caption(s string) *canvas.Text {
+	t := canvas.NewText(s, theme.Color(theme.ColorNamePlaceHolder))
+	t.TextSize = theme.Size(theme.SizeNameCaptionText)
+	return t
+}
+
+func statsLine(s *Stats) string {
+	if s == nil || s.GeneratedTokens == 0 {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("%d tokens", s.GeneratedTokens)}
+	if s.TokensPerSec > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f tok/s", s.TokensPerSec))
+	}
+	if s.TimeToFirst > 0 {
+		parts = append(parts, fmt.Sprintf("%s to first token", roundDuration(s.TimeToFirst)))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func roundDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// indentLayout insets its only child from the left.
+type indentLayout struct{ left float32 }
+
+func (l *indentLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(l.left, 0))
+		o.Resize(fyne.NewSize(size.Width-l.left, size.Height))
+	}
+}
+
+func (l *indentLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		s = s.Max(o.MinSize())
+	}
+	return fyne.NewSize(s.Width+l.left, s.Height)
+}

@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// settingsView edits Settings and saves them through the store.
+type settingsView struct {
+	env  *env
+	win  fyne.Window
+	root fyne.CanvasObject
+
+	model                         *widget.Select
+	modelIDs                      map[string]string // shown name → id
+	system                        *widget.Entry
+	temp, topP                    *widget.Slider
+	tempVal, topPVal              *widget.Label
+	topK, maxTokens, frames, port *widget.Entry
+	thinking, login, api          *widget.Check
+	budget, fps                   *widget.Select
+	hotkey, modelsDir             *widget.Entry
+	status                        *widget.Label
+	loaded                        Settings
+}
+
+func newSettingsView(e *env, win fyne.Window) *settingsView {
+	v := &settingsView{env: e, win: win}
+	v.model = widget.NewSelect(nil, nil)
+	v.model.PlaceHolder = "No model downloaded yet"
+	v.system = widget.NewMultiLineEntry()
+	v.system.Wrapping = fyne.TextWrapWord
+	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
+	v.system.SetMinRowsVisible(3)
+	v.tempVal, v.topPVal = widget.NewLabel(""), widget.NewLabel("")
+	v.temp = widget.NewSlider(0, 2)
+	v.temp.Step = 0.05
+	v.temp.OnChanged = func(f float64) { v.tempVal.SetText(fmt.Sprintf("%.2f", f)) }
+	v.topP = widget.NewSlider(0.05, 1)
+	v.topP.Step = 0.05
+	v.topP.OnChanged = func(f float64) { v.topPVal.SetText(fmt.Sprintf("%.2f", f)) }
+	v.topK, v.maxTokens, v.frames, v.port = widget.NewEntry(), widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
+	v.thinking = widget.NewCheck("Let the model think before it answers (shown under Thoughts)", nil)
+	var budgets []string
+	for _, b := range ImageBudgets {
+		budgets = append(budgets, fmt.Sprintf("%d tokens", b))
+	}
+	v.budget = widget.NewSelect(budgets, nil)
+	v.fps = widget.NewSelect([]string{"0.5", "1", "2", "4"}, nil)
+	v.hotkey = widget.NewEntry()
+	v.hotkey.SetPlaceHolder(DefaultHotkey)
+	v.login = widget.NewCheck("Open Perch in the menubar when I log in", nil)
+	if !e.loginSupported {
+		v.login.Disable()
+	}
+	v.modelsDir = widget.NewEntry()
+	v.modelsDir.SetPlaceHolder("Hugging Face cache (~/.cache/huggingface/hub)")
+	browse := widget.NewButtonWithIcon("", theme.FolderOpenIcon(), func() {
+		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+			if err == nil && u != nil {
+				v.modelsDir.SetText(u.Path())
+			}
+		}, win)
+	})
+	v.api = widget.NewCheck("Serve an OpenAI-compatible API on this Mac only (localhost)", nil)
+	v.status = widget.NewLabel("")
+	v.status.Wrapping = fyne.TextWrapWord
+
+	row := func(label string, w fyne.CanvasObject) *widget.FormItem { return widget.NewFormItem(label, w) }
+	withValue := func(s *widget.Slider, l *widget.Label) fyne.CanvasObject {
+		return container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(48, 36), l), s)
+	}
+	model := widget.NewForm(
+		row("Default model", v.model),
+		row("System prompt", v.system),
+		row("Thinking", v.thinking),
+	)
+	gen := widget.NewForm(
+		row("Temperature", withValue(v.temp, v.tempVal)),
+		row("Top-p", withValue(v.topP, v.topPVal)),
+		row("Top-k", v.topK),
+		row("Max tokens", v.maxTokens),
+	)
+	media := widget.NewForm(
+		row("Image detail", v.budget),
+		row("Video frames/s", v.fps),
+		row("Max video frames", v.frames),
+	)
+	app := widget.NewForm(
+		row("Quick-ask hotkey", v.hotkey),
+		row("Launch at login", v.login),
+		row("Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir)),
+		row("Local API", v.api),
+		row("API port", v.port),
+	)
+	save := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), v.save)
+	save.Importance = widget.HighImportance
+	revert := widget.NewButton("Revert", v.load)
+	body := container.NewVBox(
+		heading("Settings"),
+		section("Model", model), section("Generation", gen), section("Media", media), section("App", app),
+		v.status,
+		container.NewHBox(layout.NewSpacer(), revert, save),
+	)
+	v.root = container.NewVScroll(container.NewPadded(body))
+	v.load()
+	return v
+}
+
+func heading(s string) fyne.CanvasObject {
+	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true, Symbol: false})
+}
+
+func section(title string, body fyne.CanvasObject) fyne.CanvasObject {
+	t := widget.NewRichText(&widget.TextSegment{Text: title, Style: widget.RichTextStyleSubHeading})
+	return container.NewVBox(t, body)
+}
+
+// load shows the saved settings.
+func (v *settingsView) load() {
+	s := v.env.settings.Load()
+	v.loaded = s
+	v.modelIDs = map[string]string{}
+	var names []string
+	if models, err := v.env.catalog.Models(); err == nil {
+		for _, m := range models {
+			if m.Downloaded {
+				v.modelIDs[m.Name] = m.ID
+				names = append(names, m.Name)
+			}
+		}
+	}
+	if s.DefaultModel != "" && !containsValue(v.modelIDs, s.DefaultModel) {
+		v.modelIDs[s.DefaultModel] = s.DefaultModel
+		names = append(names, s.DefaultModel)
+	}
+	sort.Strings(names)
+	v.model.Options = names
+	v.model.ClearSelected()
+	for n, id := range v.modelIDs {
+		if id == s.DefaultModel {
+			v.model.SetSelected(n)
+		}
+	}
+	v.system.SetText(s.SystemPrompt)
+	v.temp.SetValue(s.Temperature)
+	v.topP.SetValue(s.TopP)
+	v.topK.SetText(strconv.Itoa(s.TopK))
+	v.maxTokens.SetText(strconv.Itoa(s.MaxTokens))
+	v.thinking.SetChecked(s.Thinking)
+	v.budget.SetSelected(fmt.Sprintf("%d tokens", s.ImageTokens))
+	v.fps.SetSelected(strconv.FormatFloat(s.VideoFPS, 'f', -1, 64))
+	v.frames.SetText(strconv.Itoa(s.MaxFrames))
+	v.hotkey.SetText(s.Hotkey)
+	v.login.SetChecked(s.LaunchAtLogin)
+	v.modelsDir.SetText(s.ModelsDir)
+	v.api.SetChecked(s.LocalAPI)
+	v.port.SetText(strconv.Itoa(s.LocalAPIPort))
+	v.status.SetText("")
+}
+
+// read collects the form into Settings, reporting fields that are not numbers.
+func (v *settingsView) read() (Settings, error) {
+	s := v.loaded
+	var bad []string
+	num := func(name string, e *widget.Entry, dst *int) {
+		n, err := strconv.Atoi(strings.TrimSpace(e.Text))
+		if err != nil {
+			bad = append(bad, name+" must be a whole number")
+			return
+		}
+		*dst = n
+	}
+	s.DefaultModel = v.modelIDs[v.model.Selected]
+	s.SystemPrompt = strings.TrimSpace(v.system.Text)
+	s.Temperature, s.TopP = math.Round(v.temp.Value*100)/100, math.Round(v.topP.Value*100)/100
+	num("top-k", v.topK, &s.TopK)
+	num("max tokens", v.maxTokens, &s.MaxTokens)
+	s.Thinking = v.thinking.Checked
+	fmt.Sscanf(v.budget.Selected, "%d", &s.ImageTokens)
+	if f, err := strconv.ParseFloat(v.fps.Selected, 64); err == nil {
+		s.VideoFPS = f
+	}
+	num("max video frames", v.frames, &s.MaxFrames)
+	s.Hotkey = strings.TrimSpace(v.hotkey.Text)
+	if h, err := ParseHotkey(s.Hotkey); err == nil {
+		s.Hotkey = h.String()
+	}
+	s.LaunchAtLogin = v.login.Checked
+	s.ModelsDir = strings.TrimSpace(v.modelsDir.Text)
+	s.LocalAPI = v.api.Checked
+	num("API port", v.port, &s.LocalAPIPort)
+	if len(bad) > 0 {
+		return s, fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	return s, nil
+}
+
+func (v *settingsView) save() {
+	s, err := v.read()
+	if err == nil {
+		err = s.Validate()
+	}
+	if err == nil {
+		err = v.env.settings.Save(s)
+	}
+	if err != nil {
+		v.status.Importance = widget.DangerImportance
+		v.status.SetText("Not saved: " + err.Error())
+		return
+	}
+	old := v.loaded
+	v.loaded = s
+	v.hotkey.SetText(s.Hotkey)
+	if v.env.applySettings != nil {
+		if err := v.env.applySettings(old, s); err != nil {
+			v.status.Importance = widget.WarningImportance
+			v.status.SetText("Saved, but " + err.Error())
+			return
+		}
+	}
+	v.status.Importance = widget.SuccessImportance
+	v.status.SetText("Saved.")
+}
+
+func containsValue(m map[string]string, v string) bool {
+	for _, x := range m {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

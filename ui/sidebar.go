@@ -1,0 +1,173 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// sidebar is the conversation list: new, search by title, rename, delete.
+type sidebar struct {
+	env      *env
+	win      fyne.Window
+	search   *widget.Entry
+	list     *widget.List
+	items    []Conversation
+	selected string
+	errText  *widget.Label
+
+	onSelect func(id string)
+	onNew    func()
+	onDelete func(id string)
+	root     fyne.CanvasObject
+}
+
+func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
+	s := &sidebar{env: e, win: win}
+	s.search = widget.NewEntry()
+	s.search.SetPlaceHolder("Search chats")
+	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
+	s.search.OnChanged = func(string) { s.reload() }
+	newBtn := widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), func() {
+		if s.onNew != nil {
+			s.onNew()
+		}
+	})
+	newBtn.Importance = widget.HighImportance
+	newBtn.Alignment = widget.ButtonAlignLeading
+	s.errText = widget.NewLabel("")
+	s.errText.Wrapping = fyne.TextWrapWord
+	s.errText.Importance = widget.DangerImportance
+	s.errText.Hide()
+	s.list = widget.NewList(
+		func() int { return len(s.items) },
+		func() fyne.CanvasObject {
+			title := widget.NewLabel("")
+			title.Truncation = fyne.TextTruncateEllipsis
+			when := caption("")
+			more := widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), nil)
+			more.Importance = widget.LowImportance
+			return container.NewBorder(nil, nil, nil, more, container.New(&tightVBox{}, title, container.NewPadded(when)))
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(s.items) {
+				return
+			}
+			c := s.items[i]
+			row := o.(*fyne.Container)
+			texts := row.Objects[0].(*fyne.Container)
+			texts.Objects[0].(*widget.Label).SetText(c.Title)
+			when := texts.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
+			when.Text = ago(c.Updated)
+			when.Refresh()
+			more := row.Objects[1].(*widget.Button)
+			more.OnTapped = func() { s.showMenu(c, more) }
+		})
+	s.list.OnSelected = func(i widget.ListItemID) {
+		if i < len(s.items) && s.items[i].ID != s.selected {
+			s.selected = s.items[i].ID
+			if s.onSelect != nil {
+				s.onSelect(s.selected)
+			}
+		}
+	}
+	bg := canvas.NewRectangle(themeColor(colorSidebar))
+	top := container.NewVBox(newBtn, s.search, s.errText)
+	s.root = container.NewStack(bg, container.NewPadded(container.NewBorder(top, nav, nil, nil, s.list)))
+	s.reload()
+	return s
+}
+
+// reload reads the list again and keeps the selection.
+func (s *sidebar) reload() {
+	items, err := s.env.chat.Conversations(strings.TrimSpace(s.search.Text))
+	if err != nil {
+		s.errText.SetText("Could not read your chats: " + err.Error())
+		s.errText.Show()
+		return
+	}
+	s.errText.Hide()
+	s.items = items
+	s.list.Refresh()
+	s.markSelected()
+}
+
+// select_ highlights conversation id without calling onSelect.
+func (s *sidebar) select_(id string) {
+	s.selected = id
+	s.markSelected()
+}
+
+func (s *sidebar) markSelected() {
+	for i, c := range s.items {
+		if c.ID == s.selected {
+			s.list.Select(i)
+			return
+		}
+	}
+	s.list.UnselectAll()
+}
+
+func (s *sidebar) showMenu(c Conversation, from fyne.CanvasObject) {
+	menu := fyne.NewMenu("",
+		fyne.NewMenuItem("Rename…", func() { s.rename(c) }),
+		fyne.NewMenuItem("Delete…", func() { s.remove(c) }),
+	)
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(from)
+	widget.ShowPopUpMenuAtPosition(menu, s.win.Canvas(), pos.AddXY(0, from.Size().Height))
+}
+
+func (s *sidebar) rename(c Conversation) {
+	e := widget.NewEntry()
+	e.SetText(c.Title)
+	dialog.ShowForm("Rename chat", "Rename", "Cancel", []*widget.FormItem{widget.NewFormItem("Title", e)}, func(ok bool) {
+		title := strings.TrimSpace(e.Text)
+		if !ok || title == "" {
+			return
+		}
+		if err := s.env.chat.Rename(c.ID, title); err != nil {
+			dialog.ShowError(err, s.win)
+		}
+		s.reload()
+	}, s.win)
+}
+
+func (s *sidebar) remove(c Conversation) {
+	dialog.ShowConfirm("Delete this chat?", fmt.Sprintf("“%s” and its attachments will be removed.", shorten(c.Title, 40)),
+		func(ok bool) {
+			if !ok {
+				return
+			}
+			if err := s.env.chat.Delete(c.ID); err != nil {
+				dialog.ShowError(err, s.win)
+				return
+			}
+			if s.onDelete != nil {
+				s.onDelete(c.ID)
+			}
+			s.reload()
+		}, s.win)
+}
+
+// ago is a short relative time: "now", "5 min", "3 h", "Tue", "12 Mar".
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	case d < 7*24*time.Hour:
+		return t.Format("Monday")
+	}
+	return t.Format("2 Jan 2006")
+}

@@ -1,0 +1,262 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+func TestQuickAskStreamsAndContinuesInWindow(t *testing.T) {
+	h := newHarness(t, script{every: time.Millisecond, deltas: words("Paris", " is the capital", " of France.")})
+	q := h.ui.QuickAsk()
+	q.Show()
+	if !q.Window.Canvas().Focused().(*chatEntry).Visible() {
+		t.Fatal("entry not focused")
+	}
+	test.Type(q.comp.entry, "Capital of France?")
+	q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if !q.Busy() {
+		t.Fatal("no answer started")
+	}
+	h.loop.until(t, "quick answer", func() bool { return !q.Busy() })
+	if got := q.AnswerText(); got != "Paris is the capital of France." {
+		t.Fatalf("answer = %q", got)
+	}
+	if got := renderedText(q.last); got != "Paris is the capital of France." {
+		t.Fatalf("rendered = %q", got)
+	}
+	// Continue in window: the exchange opens as a full conversation.
+	q.continueInWindow()
+	mw := h.ui.Main
+	if len(mw.chat.views) != 2 || mw.chat.views[0].msg.Text != "Capital of France?" || mw.title.Text != "Capital of France?" {
+		t.Fatalf("main window shows %d rows, title %q", len(mw.chat.views), mw.title.Text)
+	}
+	if q.convID != "" || q.scroll.Visible() {
+		t.Fatal("quick ask not reset")
+	}
+}
+
+func TestQuickAskEscapeCloses(t *testing.T) {
+	h := newHarness(t)
+	q := h.ui.QuickAsk()
+	q.Show()
+	q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if q.Visible() {
+		t.Fatal("Esc in the entry did not close the popup")
+	}
+	q.Toggle()
+	if !q.Visible() {
+		t.Fatal("Toggle did not open it")
+	}
+	q.Window.Canvas().Unfocus()
+	q.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if q.Visible() {
+		t.Fatal("Esc on the popup did not close it")
+	}
+}
+
+func TestSettingsPersist(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	mw.ShowSettings()
+	v := mw.settings
+	if v.temp.Value != 1.0 || v.hotkey.Text != DefaultHotkey || v.budget.Selected != "280 tokens" {
+		t.Fatalf("defaults shown: temp %v hotkey %q budget %q", v.temp.Value, v.hotkey.Text, v.budget.Selected)
+	}
+	v.temp.SetValue(0.4)
+	v.system.SetText("Answer like a pirate.")
+	v.thinking.SetChecked(true)
+	v.budget.SetSelected("1120 tokens")
+	v.topK.SetText("40")
+	v.hotkey.SetText("ctrl+shift+space")
+	var applied []Settings
+	h.ui.env.applySettings = func(old, new Settings) error { applied = append(applied, old, new); return nil }
+	v.save()
+	if v.status.Text != "Saved." {
+		t.Fatalf("status = %q", v.status.Text)
+	}
+	if len(applied) != 2 || applied[0].Hotkey != DefaultHotkey || applied[1].Hotkey != "Ctrl+Shift+Space" {
+		t.Fatalf("apply got %+v", applied)
+	}
+	// A fresh store over the same preferences reads what was saved.
+	got := PrefsSettings{P: h.app.Preferences()}.Load()
+	want := DefaultSettings()
+	want.Temperature, want.SystemPrompt, want.Thinking, want.ImageTokens, want.TopK, want.Hotkey =
+		0.4, "Answer like a pirate.", true, 1120, 40, "Ctrl+Shift+Space"
+	if got != want {
+		t.Fatalf("loaded %+v\nwant   %+v", got, want)
+	}
+	// And a fresh view shows it.
+	v2 := newSettingsView(h.ui.env, mw.Window)
+	if v2.temp.Value != 0.4 || !v2.thinking.Checked || v2.hotkey.Text != "Ctrl+Shift+Space" || v2.topK.Text != "40" {
+		t.Fatalf("reopened view: temp %v thinking %v hotkey %q", v2.temp.Value, v2.thinking.Checked, v2.hotkey.Text)
+	}
+	// Bad input is refused with the reason, and nothing changes.
+	v2.hotkey.SetText("Space")
+	v2.maxTokens.SetText("lots")
+	v2.save()
+	if !strings.HasPrefix(v2.status.Text, "Not saved: max tokens must be a whole number") {
+		t.Fatalf("status = %q", v2.status.Text)
+	}
+	if (PrefsSettings{P: h.app.Preferences()}).Load() != want {
+		t.Fatal("invalid settings were saved")
+	}
+}
+
+func TestFirstRunDownloadsThenUnlocksChat(t *testing.T) {
+	h := newHarness(t)
+	h.model.set(ModelState{})
+	mw := h.ui.Main
+	h.loop.drain()
+	if mw.page != "welcome" || mw.welcome == nil {
+		t.Fatalf("page = %q, want the welcome page", mw.page)
+	}
+	f := mw.welcome
+	if f.title.Text != "Gemma-4 E2B" || f.download.Text != "Download (3.0 GB)" {
+		t.Fatalf("offer: %q / %q", f.title.Text, f.download.Text)
+	}
+	if !mw.chat.comp.entry.Disabled() {
+		t.Fatal("composer usable without a model")
+	}
+	test.Tap(f.download)
+	select {
+	case id := <-h.catalog.started:
+		if id != "e2b" {
+			t.Fatalf("downloading %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("download not started")
+	}
+	m := h.catalog.models[0]
+	m.Download = &DownloadState{Done: 1 << 30, Total: 3 << 30, BytesPerSec: 20 << 20, ETA: 102 * time.Second}
+	h.catalog.update(m)
+	h.loop.drain()
+	if f.progress.Hidden || f.progress.Value < 0.33 || f.progress.Value > 0.34 {
+		t.Fatalf("progress %v hidden %v", f.progress.Value, f.progress.Hidden)
+	}
+	if f.rate.Text != "1.0 GB of 3.0 GB · 20.0 MB/s · about 2 min left" {
+		t.Fatalf("rate line = %q", f.rate.Text)
+	}
+	m.Download, m.Downloaded = nil, true
+	h.catalog.update(m)
+	h.loop.until(t, "chat unlocked", func() bool { return mw.page == "chat" })
+	if len(h.model.used) != 1 || h.model.used[0] != "e2b" || mw.chat.comp.entry.Disabled() {
+		t.Fatalf("used %v, entry disabled %v", h.model.used, mw.chat.comp.entry.Disabled())
+	}
+}
+
+func TestModelsViewShowsFitAndDownloads(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	mw.ShowModels()
+	v := mw.models
+	big := v.rows["31b"]
+	if !strings.Contains(big.facts.Text, "18.0 GB on disk · needs 24.0 GB of memory · too big for this computer") ||
+		big.facts.Importance != widget.DangerImportance {
+		t.Fatalf("31B facts = %q (%v)", big.facts.Text, big.facts.Importance)
+	}
+	small := v.rows["e2b"]
+	if len(small.badges.Objects) != 2 { // Recommended, In use
+		t.Fatalf("e2b badges = %d", len(small.badges.Objects))
+	}
+	m := h.catalog.models[1]
+	m.Download = &DownloadState{Done: 9 << 30, Total: 18 << 30, BytesPerSec: 50 << 20, ETA: 3 * time.Minute}
+	h.catalog.update(m)
+	h.loop.drain()
+	if big.dlBox.Hidden || big.progress.Value != 0.5 || big.buttons.Objects[0].(*widget.Button).Text != "Pause" {
+		t.Fatalf("download row: hidden %v value %v", big.dlBox.Hidden, big.progress.Value)
+	}
+	m.Download.Paused = true
+	h.catalog.update(m)
+	h.loop.drain()
+	if big.buttons.Objects[0].(*widget.Button).Text != "Resume" || !strings.HasSuffix(big.rate.Text, "paused") {
+		t.Fatalf("paused row: %q", big.rate.Text)
+	}
+	// A bad folder explains itself.
+	v.useFolder("/tmp/nothing-here")
+	h.loop.until(t, "folder error", func() bool { return !v.status.Hidden })
+	if !strings.Contains(v.status.Text, "has no config.json") {
+		t.Fatalf("folder error = %q", v.status.Text)
+	}
+}
+
+func TestSidebarSearchRenameDelete(t *testing.T) {
+	h := newHarness(t, script{deltas: words("ok")})
+	mw := h.ui.Main
+	for _, q := range []string{"Plan a trip to Lisbon", "Fix my Go code"} {
+		mw.ShowConversation("")
+		mw.SetDraft(q)
+		mw.Submit()
+		h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+	}
+	if len(mw.side.items) != 2 || mw.side.items[0].Title != "Fix my Go code" {
+		t.Fatalf("list = %+v", mw.side.items)
+	}
+	test.Type(mw.side.search, "lisbon")
+	if len(mw.side.items) != 1 || mw.side.items[0].Title != "Plan a trip to Lisbon" {
+		t.Fatalf("search = %+v", mw.side.items)
+	}
+	mw.side.search.SetText("")
+	// Selecting a conversation opens it.
+	mw.side.list.Select(1)
+	if mw.chat.views[0].msg.Text != "Plan a trip to Lisbon" {
+		t.Fatalf("opened %q", mw.chat.views[0].msg.Text)
+	}
+	if err := h.chat.Rename(mw.side.items[1].ID, "Lisbon"); err != nil {
+		t.Fatal(err)
+	}
+	mw.side.reload()
+	if mw.side.items[1].Title != "Lisbon" {
+		t.Fatalf("after rename = %+v", mw.side.items)
+	}
+	id := mw.chat.convID
+	h.chat.Delete(id)
+	mw.side.onDelete(id)
+	mw.side.reload()
+	if len(mw.side.items) != 1 || mw.chat.convID != "" || len(mw.chat.views) != 0 {
+		t.Fatalf("after delete: %d chats, open %q", len(mw.side.items), mw.chat.convID)
+	}
+}
+
+func TestFailedAnswerShowsErrorInline(t *testing.T) {
+	h := newHarness(t, script{deltas: []Delta{{Text: "Partial"}, {Done: true, State: Failed,
+		Err: errString("the model ran out of memory: close other apps or pick a smaller model in Models")}}})
+	mw := h.ui.Main
+	mw.SetDraft("Describe")
+	mw.Submit()
+	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
+	v := lastView(h)
+	if v.msg.State != Failed || len(v.note.Objects) != 2 {
+		t.Fatalf("state %q, %d note objects", v.msg.State, len(v.note.Objects))
+	}
+	msg := v.note.Objects[0].(*fyne.Container).Objects[0].(*widget.Label)
+	if !strings.Contains(msg.Text, "pick a smaller model") {
+		t.Fatalf("error = %q", msg.Text)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestTrayLabels(t *testing.T) {
+	tr := &tray{quick: fyne.NewMenuItem("", nil), model: fyne.NewMenuItem("", nil), unload: fyne.NewMenuItem("", nil)}
+	m := &fakeModel{}
+	tr.setHotkey("Option+Space")
+	tr.setModel(ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true}, m)
+	if tr.quick.Label != "Quick Ask…    ⌥Space" || tr.model.Label != "Gemma-4 E2B: ready" || tr.unload.Label != "Unload model (free memory)" {
+		t.Fatalf("labels %q / %q / %q", tr.quick.Label, tr.model.Label, tr.unload.Label)
+	}
+	tr.setModel(ModelState{ID: "e2b", Name: "Gemma-4 E2B"}, m)
+	if tr.unload.Label != "Load model" || tr.unload.Disabled {
+		t.Fatalf("unloaded: %q disabled %v", tr.unload.Label, tr.unload.Disabled)
+	}
+	tr.setModel(ModelState{}, m)
+	if tr.model.Label != "No model yet" || !tr.unload.Disabled {
+		t.Fatalf("no model: %q", tr.model.Label)
+	}
+}

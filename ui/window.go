@@ -1,0 +1,285 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// Deps are the services the views use.
+type Deps struct {
+	Chat     Chat
+	Model    Model
+	Catalog  Catalog
+	Recorder Recorder // nil: no microphone support in this build
+	Settings SettingsStore
+	// ApplySettings makes saved settings take effect (hotkey, login item,
+	// local API); its error is shown under the form.
+	ApplySettings      func(old, new Settings) error
+	LoginItemSupported bool
+}
+
+// env is what every view shares: services, and how to reach the UI
+// goroutine (do, fyne.Do in the app) and run work off it (run, go).
+type env struct {
+	app            fyne.App
+	chat           Chat
+	model          Model
+	catalog        Catalog
+	recorder       Recorder
+	settings       SettingsStore
+	applySettings  func(old, new Settings) error
+	loginSupported bool
+	do             func(func())
+	run            func(func())
+}
+
+func (e *env) copy(text string) { e.app.Clipboard().SetContent(text) }
+
+// UI is Perch's windows and menubar menu.
+type UI struct {
+	env   *env
+	Main  *MainWindow
+	quick *QuickAsk
+	tray  *tray
+}
+
+// New builds the main window (not yet shown).
+func New(a fyne.App, d Deps) *UI {
+	return build(a, d, fyne.Do, func(f func()) { go f() })
+}
+
+func build(a fyne.App, d Deps, do, run func(func())) *UI {
+	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
+		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, do: do, run: run}
+	u := &UI{env: e}
+	u.Main = newMainWindow(e)
+	return u
+}
+
+// QuickAsk returns the quick-ask popup, creating it on first use.
+func (u *UI) QuickAsk() *QuickAsk {
+	if u.quick == nil {
+		u.quick = newQuickAsk(u.env, func(convID string) *chatView {
+			u.Main.side.reload()
+			u.Main.ShowConversation(convID)
+			u.Main.Window.Show()
+			u.Main.Window.RequestFocus()
+			return u.Main.chat
+		})
+	}
+	return u.quick
+}
+
+// MainWindow is the chat window: conversation list beside the chat, or the
+// models, settings or welcome page.
+type MainWindow struct {
+	Window   fyne.Window
+	env      *env
+	side     *sidebar
+	chat     *chatView
+	models   *modelsView
+	settings *settingsView
+	welcome  *firstRun
+	pages    *fyne.Container
+	title    *widget.Label
+	pill     *modelPill
+	page     string // "chat", "welcome", "models", "settings"
+}
+
+func newMainWindow(e *env) *MainWindow {
+	w := e.app.NewWindow("Perch")
+	mw := &MainWindow{Window: w, env: e}
+	nav := container.NewVBox(widget.NewSeparator(),
+		navButton("Models", theme.StorageIcon(), mw.ShowModels),
+		navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
+	mw.side = newSidebar(e, w, nav)
+	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
+	mw.side.onSelect = func(id string) { mw.ShowConversation(id) }
+	mw.side.onNew = func() { mw.ShowConversation("") }
+	mw.side.onDelete = func(id string) {
+		if mw.chat.convID == id {
+			mw.ShowConversation("")
+		}
+	}
+	mw.chat.onChange = func(id string) {
+		mw.side.select_(id)
+		mw.side.reload()
+		mw.updateTitle()
+	}
+	mw.title = widget.NewLabelWithStyle("New chat", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	mw.title.Truncation = fyne.TextTruncateEllipsis
+	mw.pill = newModelPill(mw.ShowModels)
+	header := container.NewBorder(nil, nil, nil, mw.pill.root, mw.title)
+	chatPage := container.NewBorder(container.NewVBox(container.NewPadded(header), widget.NewSeparator()), nil, nil, nil, mw.chat.root)
+	mw.pages = container.NewStack(chatPage)
+	split := container.NewHSplit(mw.side.root, mw.pages)
+	split.Offset = 0.26
+	w.SetContent(split)
+	w.Resize(fyne.NewSize(980, 680))
+	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { mw.Drop(uris) })
+	e.model.Watch(func(s ModelState) { e.do(func() { mw.modelChanged(s) }) })
+	mw.modelChanged(e.model.State())
+	return mw
+}
+
+func navButton(label string, icon fyne.Resource, f func()) *widget.Button {
+	b := widget.NewButtonWithIcon(label, icon, f)
+	b.Importance = widget.LowImportance
+	b.Alignment = widget.ButtonAlignLeading
+	return b
+}
+
+// Drop attaches dropped files to the message being written (the same path
+// as the attach button and paste).
+func (mw *MainWindow) Drop(uris []fyne.URI) {
+	var paths []string
+	for _, u := range uris {
+		if u.Scheme() == "file" {
+			paths = append(paths, u.Path())
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	mw.showChat()
+	mw.chat.comp.addPaths(paths)
+}
+
+// Attach attaches files by path (command line, tests).
+func (mw *MainWindow) Attach(paths ...string) { mw.showChat(); mw.chat.comp.addPaths(paths) }
+
+// Composer text, for scripted runs: SetDraft types text and Submit sends it.
+func (mw *MainWindow) SetDraft(text string) { mw.chat.comp.entry.SetText(text) }
+
+// Submit sends the draft as if the user pressed Enter.
+func (mw *MainWindow) Submit() { mw.chat.comp.submit() }
+
+// Busy reports whether an answer is streaming.
+func (mw *MainWindow) Busy() bool { return mw.chat.live != nil }
+
+// PendingAttachments counts chips in the composer.
+func (mw *MainWindow) PendingAttachments() int { return len(mw.chat.comp.pending) }
+
+// Notice is the composer's current warning ("" when none).
+func (mw *MainWindow) Notice() string { return mw.chat.comp.noticeText.Text }
+
+// ShowConversation opens conversation id ("" for a new chat).
+func (mw *MainWindow) ShowConversation(id string) {
+	if err := mw.chat.open(id); err != nil {
+		mw.chat.comp.showNotice("Could not open this chat: " + err.Error())
+	}
+	mw.side.select_(id)
+	mw.updateTitle()
+	mw.showChat()
+}
+
+func (mw *MainWindow) updateTitle() {
+	title := "New chat"
+	for _, c := range mw.side.items {
+		if c.ID == mw.chat.convID {
+			title = c.Title
+		}
+	}
+	mw.title.SetText(title)
+}
+
+// showChat shows the conversation, or the welcome page while there is no model.
+func (mw *MainWindow) showChat() {
+	s := mw.env.model.State()
+	if s.ID == "" && !s.Loading {
+		mw.showPage("welcome", mw.welcomePage())
+		return
+	}
+	mw.page = "chat"
+	mw.pages.Objects = mw.pages.Objects[:1]
+	mw.pages.Refresh()
+}
+
+func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
+	bg := canvas.NewRectangle(themeColor(theme.ColorNameBackground))
+	page := container.NewStack(bg, o)
+	if name != "welcome" {
+		back := widget.NewButtonWithIcon("Back to chat", theme.NavigateBackIcon(), mw.showChat)
+		back.Importance = widget.LowImportance
+		page = container.NewStack(bg, container.NewBorder(container.NewHBox(back, layout.NewSpacer()), nil, nil, nil, o))
+	}
+	mw.page = name
+	mw.pages.Objects = append(mw.pages.Objects[:1], page)
+	mw.pages.Refresh()
+}
+
+func (mw *MainWindow) welcomePage() fyne.CanvasObject {
+	if mw.welcome == nil {
+		mw.welcome = newFirstRun(mw.env, mw.Window)
+	}
+	return mw.welcome.root
+}
+
+// ShowModels opens the models page.
+func (mw *MainWindow) ShowModels() {
+	if mw.models == nil {
+		mw.models = newModelsView(mw.env, mw.Window)
+	}
+	mw.models.reload()
+	mw.showPage("models", mw.models.root)
+}
+
+// ShowSettings opens the settings page.
+func (mw *MainWindow) ShowSettings() {
+	if mw.settings == nil {
+		mw.settings = newSettingsView(mw.env, mw.Window)
+	}
+	mw.settings.load()
+	mw.showPage("settings", mw.settings.root)
+}
+
+func (mw *MainWindow) modelChanged(s ModelState) {
+	mw.pill.set(s)
+	locked := s.ID == "" && !s.Loading
+	placeholder := "Message Gemma  (Enter to send, Shift+Enter for a new line)"
+	if locked {
+		placeholder = "Get a model to start chatting"
+	}
+	mw.chat.comp.setLocked(locked, placeholder)
+	// The welcome page gives way to the chat once a model is chosen, and
+	// comes back if there is none.
+	if (mw.page == "welcome" && !locked) || (mw.page != "welcome" && mw.page != "models" && locked) {
+		mw.showChat()
+	}
+}
+
+// modelPill shows the model's name and whether it is loaded, and opens the
+// models page when tapped.
+type modelPill struct {
+	btn  *widget.Button
+	dot  *canvas.Circle
+	root fyne.CanvasObject
+}
+
+func newModelPill(open func()) *modelPill {
+	p := &modelPill{btn: widget.NewButton("", open), dot: canvas.NewCircle(theme.Color(theme.ColorNameDisabled))}
+	p.btn.Importance = widget.LowImportance
+	p.root = container.NewHBox(container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(9), p.dot)), p.btn)
+	return p
+}
+
+func (p *modelPill) set(s ModelState) {
+	name, c := s.Name, themeColor(theme.ColorNameDisabled)
+	switch {
+	case s.ID == "":
+		name = "No model"
+	case s.Err != "":
+		name, c = s.Name+" · failed to load", themeColor(theme.ColorNameError)
+	case s.Loading:
+		name, c = s.Name+" · loading…", themeColor(theme.ColorNameWarning)
+	case s.Loaded:
+		c = themeColor(theme.ColorNameSuccess)
+	}
+	p.btn.SetText(name)
+	p.dot.FillColor = c
+	p.dot.Refresh()
+}
