@@ -158,7 +158,11 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 func (e *Engine) serve(j *job) {
 	defer func() {
 		if r := recover(); r != nil {
-			j.fail(fmt.Errorf("internal error: %v", r))
+			if err := e.b.Err(); err != nil { // a failed op left an empty tensor behind
+				j.fail(err)
+			} else {
+				j.fail(fmt.Errorf("internal error: %v", r))
+			}
 		}
 		e.b.ClearErr()
 		e.b.Sweep()

@@ -106,6 +106,7 @@ func TestStopsOnEOS(t *testing.T) {
 func TestCancelStopsGeneration(t *testing.T) {
 	e := openTiny(t, "text-tiny", Options{})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	ch, err := e.Generate(ctx, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 100000, IgnoreEOS: true})
 	if err != nil {
 		t.Fatal(err)

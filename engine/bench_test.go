@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"perch/engine/gemma4/synth"
+	"perch/engine/mlx"
+)
+
+// e2bShaped is Gemma-4 E2B's text geometry with 10 layers instead of 35
+// (two [S,S,S,S,F] blocks; the last five share K/V and use the double-wide
+// MLP, as E2B's last 20 do).
+func e2bShapedConfig() []byte {
+	types := []string{}
+	for i := 0; i < 2; i++ {
+		types = append(types, "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention")
+	}
+	text := map[string]any{
+		"model_type": "gemma4_text", "hidden_size": 1536, "num_hidden_layers": 10, "intermediate_size": 6144,
+		"num_attention_heads": 8, "num_key_value_heads": 1, "num_global_key_value_heads": nil,
+		"head_dim": 256, "global_head_dim": 512, "layer_types": types, "sliding_window": 512,
+		"num_kv_shared_layers": 5, "hidden_size_per_layer_input": 256, "vocab_size": 262144,
+		"vocab_size_per_layer_input": 262144, "use_double_wide_mlp": true, "attention_k_eq_v": false,
+		"enable_moe_block": false, "final_logit_softcapping": 30.0, "rms_norm_eps": 1e-6,
+		"rope_parameters": map[string]any{
+			"sliding_attention": map[string]any{"rope_type": "default", "rope_theta": 10000.0},
+			"full_attention":    map[string]any{"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25},
+		},
+		"hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072, "tie_word_embeddings": true,
+	}
+	doc := map[string]any{"model_type": "gemma4", "text_config": text, "eos_token_id": []int{1, 106}}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// benchModel returns a model folder, generating the E2B-shaped checkpoint
+// once into build/bench-cache (it is deterministic).
+func benchModel(b *testing.B, name string) string {
+	if name == "text-tiny" {
+		return filepath.Join(testdata, "models", "text-tiny")
+	}
+	dir := filepath.Join("..", "build", "bench-cache", "e2b-shaped-4bit")
+	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
+		b.Logf("generating the E2B-shaped 4-bit checkpoint in %s (once)", dir)
+		if err := synth.Write(dir, e2bShapedConfig(), synth.Options{Bits: 4, Seed: 1, BF16: true}); err != nil {
+			b.Fatal(err)
+		}
+		tiny := filepath.Join(testdata, "models", "text-tiny")
+		for _, f := range []string{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja"} {
+			data, _ := os.ReadFile(filepath.Join(tiny, f))
+			os.WriteFile(filepath.Join(dir, f), data, 0o644)
+		}
+	}
+	return dir
+}
+
+type benchCase struct {
+	model   string
+	backend string
+	prompt  int // prompt tokens
+	steps   int // decode steps
+}
+
+// BenchmarkEngine reports, per model and backend: load time, prefill and
+// decode speed, peak memory and host time per decode step. MLX runs of the
+// E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
+// take seconds per token.
+func BenchmarkEngine(b *testing.B) {
+	cases := []benchCase{
+		{"text-tiny", BackendGo, 64, 64},
+		{"text-tiny", BackendMLX, 64, 64},
+		{"e2b-shaped-4bit", BackendGo, 64, 16},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3},
+	}
+	for _, c := range cases {
+		b.Run(c.model+"/"+c.backend, func(b *testing.B) {
+			if c.backend == BackendMLX {
+				if err := mlx.Available(); err != nil {
+					b.Skip("libmlxc not found: MLX benchmarks skipped")
+				}
+			}
+			dir := benchModel(b, c.model)
+			for i := 0; i < b.N; i++ {
+				r := runBench(b, dir, c)
+				b.ReportMetric(r.load.Seconds()*1000, "load_ms")
+				b.ReportMetric(r.stats.PrefillTokS, "prefill_tok/s")
+				b.ReportMetric(r.stats.DecodeTokS, "decode_tok/s")
+				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
+				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
+			}
+		})
+	}
+}
+
+type benchResult struct {
+	load  time.Duration
+	stats *Stats
+}
+
+func runBench(b *testing.B, dir string, c benchCase) benchResult {
+	runtime.GC()
+	t0 := time.Now()
+	e, err := Open(dir, Options{Backend: c.backend})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	load := time.Since(t0)
+	prompt := make([]int32, c.prompt)
+	for i := range prompt {
+		prompt[i] = int32(3 + i*37%1000)
+	}
+	zero := float32(0)
+	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stats *Stats
+	for ev := range ch {
+		if ev.Kind == EventError {
+			b.Fatal(ev.Err)
+		}
+		if ev.Kind == EventDone {
+			stats = ev.Stats
+		}
+	}
+	if stats == nil || stats.GeneratedTokens != c.steps+1 {
+		b.Fatal(fmt.Sprintf("generation ended early: %+v", stats))
+	}
+	return benchResult{load, stats}
+}
