@@ -40,3 +40,6 @@ func Load(b tensor.Backend, dir string) (*Model, error) {
 // Close releases the mapped checkpoint; the backend must not use the
 // model's tensors afterwards.
 func (m *Model) Close() error { return m.ck.Close() }
+
+// Checkpoint is the open checkpoint the model reads from.
+func (m *Model) Checkpoint() *checkpoint.Checkpoint { return m.ck }
