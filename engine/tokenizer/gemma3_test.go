@@ -33,8 +33,8 @@ func cacheDir() string {
 	return filepath.Join("..", "..", "testdata", "cache", "tokenizer")
 }
 
-func gemma3(t testing.TB) *Tokenizer {
-	t.Helper()
+// loadGemma3 returns the real tokenizer, or why it is not available.
+func loadGemma3() (*Tokenizer, string) {
 	gemma3Once.Do(func() {
 		dir := filepath.Join(cacheDir(), "gemma3")
 		if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
@@ -51,13 +51,27 @@ func gemma3(t testing.TB) *Tokenizer {
 		}
 		gemma3Tok = tok
 	})
-	if gemma3Tok == nil {
-		if gemma3Err != "" && gemma3Err[:5] == "load:" {
-			t.Fatal(gemma3Err)
+	return gemma3Tok, gemma3Err
+}
+
+// gemma3 returns the real tokenizer or skips the test with one line saying
+// why.
+func gemma3(t testing.TB) *Tokenizer {
+	t.Helper()
+	tok, why := loadGemma3()
+	if tok == nil {
+		if strings.HasPrefix(why, "load:") {
+			t.Fatal(why)
 		}
-		t.Skip(gemma3Err)
+		t.Skip(why)
 	}
-	return gemma3Tok
+	return tok
+}
+
+// gemma3Maybe returns the real tokenizer when available, nil otherwise.
+func gemma3Maybe() *Tokenizer {
+	tok, _ := loadGemma3()
+	return tok
 }
 
 func firstLine(s string) string {

@@ -227,6 +227,8 @@ func (s *scanner) object(fn func(key []byte) error) error {
 		case '}':
 			s.pos++
 			return nil
+		case 0:
+			return s.errorf("unexpected end of input (truncated file?)")
 		default:
 			return s.errorf("want ',' or '}' in object")
 		}
@@ -252,6 +254,8 @@ func (s *scanner) array(fn func() error) error {
 		case ']':
 			s.pos++
 			return nil
+		case 0:
+			return s.errorf("unexpected end of input (truncated file?)")
 		default:
 			return s.errorf("want ',' or ']' in array")
 		}

