@@ -42,6 +42,12 @@ func newChatView(e *env, win fyne.Window, placeholder string) *chatView {
 	v.comp = newComposer(e, win, placeholder)
 	v.comp.onSend = v.send
 	v.comp.onStop = v.stop
+	// Start loading the model as soon as the user starts typing.
+	v.comp.entry.OnChanged = func(s string) {
+		if m := e.model.State(); s != "" && m.ID != "" && !m.Loaded && !m.Loading && m.Err == "" {
+			e.model.Preload()
+		}
+	}
 	body := container.NewStack(v.scroll, v.empty)
 	v.root = container.NewBorder(nil, container.NewPadded(v.comp.root), nil, nil, body)
 	v.show(nil)

@@ -266,6 +266,7 @@ type fakeModel struct {
 	s        ModelState
 	watchers []func(ModelState)
 	used     []string
+	preloads int
 }
 
 func (m *fakeModel) State() ModelState { m.mu.Lock(); defer m.mu.Unlock(); return m.s }
@@ -290,6 +291,7 @@ func (m *fakeModel) Use(id string) error {
 	m.set(ModelState{ID: id, Name: "Gemma-4 E2B", Loaded: true, Vision: true, Audio: true})
 	return nil
 }
+func (m *fakeModel) Preload() { m.mu.Lock(); m.preloads++; m.mu.Unlock() }
 func (m *fakeModel) Unload() { s := m.State(); s.Loaded = false; m.set(s) }
 
 // fakeCatalog serves a fixed list and lets tests push download progress.

@@ -147,6 +147,9 @@ type Model interface {
 	Watch(fn func(ModelState))
 	// Use loads a catalog model or a local folder and makes it the default.
 	Use(id string) error
+	// Preload starts loading the chosen model in the background (the user
+	// is about to ask something).
+	Preload()
 	// Unload frees the model's memory; the next message loads it again.
 	Unload()
 }

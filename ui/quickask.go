@@ -88,6 +88,9 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 // Show opens the popup centred on the screen, ready to type.
 func (q *QuickAsk) Show() {
 	q.shown = true
+	if s := q.env.model.State(); s.ID != "" && !s.Loaded && !s.Loading {
+		q.env.model.Preload()
+	}
 	q.Window.CenterOnScreen()
 	q.Window.Show()
 	q.Window.RequestFocus()

@@ -178,6 +178,12 @@ func (s *Store) TruncateAfter(conversationID string, seq int) error {
 	return err
 }
 
+// DeleteRange deletes the conversation's messages with from <= seq <= to.
+func (s *Store) DeleteRange(conversationID string, from, to int) error {
+	_, err := s.db.Exec(`DELETE FROM messages WHERE conversation_id = ? AND seq BETWEEN ? AND ?`, conversationID, from, to)
+	return err
+}
+
 // Messages returns a conversation's messages in order, with attachments.
 func (s *Store) Messages(conversationID string) ([]Message, error) {
 	rows, err := s.db.Query(`SELECT id, seq, role, text, thinking, state, error, model, prompt_tokens, gen_tokens,

@@ -1,0 +1,208 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"perch/app/history"
+	"perch/engine"
+	"perch/ui"
+)
+
+// fakeEngine answers every request with tokens, one every `every`, and
+// records the requests it saw.
+type fakeEngine struct {
+	mu       sync.Mutex
+	tokens   []engine.Token
+	every    time.Duration
+	forever  bool // keep sending "x " until cancelled
+	err      error
+	midErr   error // sent as an Error event after the tokens
+	requests []engine.Request
+	closed   bool
+}
+
+func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	err := f.err
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan engine.Event)
+	go func() {
+		defer close(ch)
+		send := func(ev engine.Event) bool {
+			select {
+			case ch <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		n := 0
+		ok := send(engine.Event{Kind: engine.EventQueued, Position: 0})
+		for i := 0; ok && (i < len(f.tokens) || f.forever); i++ {
+			tok := engine.Token{Text: "x "}
+			if i < len(f.tokens) {
+				tok = f.tokens[i]
+			}
+			ok = send(engine.Event{Kind: engine.EventToken, Token: tok})
+			n++
+			time.Sleep(f.every)
+		}
+		if !ok {
+			ch <- engine.Event{Kind: engine.EventDone, StopReason: engine.StopCancelled, Stats: &engine.Stats{GeneratedTokens: n}}
+			return
+		}
+		if f.midErr != nil {
+			ch <- engine.Event{Kind: engine.EventError, Err: f.midErr}
+			return
+		}
+		ch <- engine.Event{Kind: engine.EventDone, StopReason: engine.StopEOS,
+			Stats: &engine.Stats{PromptTokens: 17, GeneratedTokens: n, TimeToFirst: 120 * time.Millisecond, DecodeTokS: 42.5}}
+	}()
+	return ch, nil
+}
+
+func (f *fakeEngine) Close() error { f.mu.Lock(); f.closed = true; f.mu.Unlock(); return nil }
+
+func (f *fakeEngine) lastRequest() engine.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[len(f.requests)-1]
+}
+
+func toks(words ...string) []engine.Token {
+	var t []engine.Token
+	for _, w := range words {
+		t = append(t, engine.Token{Text: w})
+	}
+	return t
+}
+
+// newRuntime returns a runtime whose every load opens eng.
+func newRuntime(eng *fakeEngine, caps Located) (*Runtime, *int) {
+	loads := 0
+	r := NewRuntime(func(id string) (Located, error) {
+		return caps, nil
+	}, func(dir string) (Engine, engine.ModelInfo, error) {
+		loads++
+		return eng, engine.ModelInfo{Name: caps.Name, Vision: caps.Vision, Audio: caps.Audio, Video: caps.Video}, nil
+	}, nil)
+	return r, &loads
+}
+
+var e2b = Located{Dir: "/models/e2b", Name: "Gemma-4 E2B", Vision: true, Audio: true, Video: true}
+
+type fixture struct {
+	store *history.Store
+	eng   *fakeEngine
+	rt    *Runtime
+	svc   *Service
+	set   ui.Settings
+}
+
+func newFixture(t *testing.T, eng *fakeEngine, caps Located) *fixture {
+	t.Helper()
+	store, _, err := history.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	rt, _ := newRuntime(eng, caps)
+	if err := rt.Select("e2b"); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{store: store, eng: eng, rt: rt, set: ui.DefaultSettings()}
+	f.svc = New(store, rt, MediaProbe{}, func() ui.Settings { return f.set })
+	f.svc.SaveEvery = 5 * time.Millisecond
+	return f
+}
+
+// drain reads a stream to its end and returns the text and the final delta.
+func drain(t *testing.T, r ui.Reply) (string, ui.Delta) {
+	t.Helper()
+	var text string
+	var last ui.Delta
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case d, ok := <-r.Stream:
+			if !ok {
+				if !last.Done {
+					t.Fatal("stream closed without a Done delta")
+				}
+				return text, last
+			}
+			if last.Done {
+				t.Fatal("delta after Done")
+			}
+			text += d.Text
+			last = d
+		case <-timeout:
+			t.Fatal("stream did not finish")
+		}
+	}
+}
+
+// Media made in the test: a PNG, a 2 s PCM16 WAV, an MP4 header.
+
+func pngBytes(t *testing.T, w, h int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.NRGBA{uint8(x), uint8(y), 128, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func wavBytes(seconds float64, rate int) []byte {
+	n := int(seconds * float64(rate))
+	var b bytes.Buffer
+	w := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	w(uint32(36 + 2*n))
+	b.WriteString("WAVEfmt ")
+	w(uint32(16))
+	w(uint16(1))
+	w(uint16(1))
+	w(uint32(rate))
+	w(uint32(rate * 2))
+	w(uint16(2))
+	w(uint16(16))
+	b.WriteString("data")
+	w(uint32(2 * n))
+	for i := 0; i < n; i++ {
+		w(int16(8000 * math.Sin(2*math.Pi*440*float64(i)/float64(rate))))
+	}
+	return b.Bytes()
+}
+
+func mp4Bytes() []byte {
+	return append([]byte("\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41"), make([]byte, 64)...)
+}
+
+func writeTemp(t *testing.T, name string, data []byte) string {
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,293 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"perch/app/history"
+	"perch/engine"
+	"perch/ui"
+)
+
+// Send stores the user turn (durably, before anything else) and streams the answer.
+func (s *Service) Send(ctx context.Context, convID, text string, atts []ui.Attachment) (ui.Reply, error) {
+	text = strings.TrimSpace(text)
+	if text == "" && len(atts) == 0 {
+		return ui.Reply{}, errors.New("type a message or attach a file first")
+	}
+	state := s.models.State()
+	if !state.Ready() {
+		return ui.Reply{}, errNoModel(state)
+	}
+	for _, a := range atts {
+		if err := canTake(state, a.Kind, a.Name); err != nil {
+			return ui.Reply{}, err
+		}
+	}
+	if convID == "" {
+		c, err := s.store.CreateConversation(titleFor(text, atts), state.ID)
+		if err != nil {
+			return ui.Reply{}, err
+		}
+		convID = c.ID
+	}
+	u := history.Message{ConversationID: convID, Role: "user", Text: text, State: history.Done}
+	for _, a := range atts {
+		u.Attachments = append(u.Attachments, history.Attachment{SHA256: a.ID, Name: a.Name, Kind: string(a.Kind)})
+	}
+	if err := s.store.Append(&u); err != nil {
+		return ui.Reply{}, fmt.Errorf("could not save your message: %w", err)
+	}
+	r, err := s.answer(ctx, convID)
+	if err != nil {
+		return ui.Reply{}, err
+	}
+	saved, err := s.store.Messages(convID)
+	if err == nil {
+		for _, m := range saved {
+			if m.ID == u.ID {
+				u = m // with attachment metadata
+			}
+		}
+	}
+	r.User = toUI(u)
+	return r, nil
+}
+
+// Regenerate replaces answer answerID (and whatever followed it).
+func (s *Service) Regenerate(ctx context.Context, convID, answerID string) (ui.Reply, error) {
+	ms, err := s.store.Messages(convID)
+	if err != nil {
+		return ui.Reply{}, err
+	}
+	m, ok := find(ms, answerID)
+	if !ok || m.Role != "assistant" {
+		return ui.Reply{}, errors.New("that answer is no longer in this conversation")
+	}
+	if err := s.store.TruncateAfter(convID, m.Seq-1); err != nil {
+		return ui.Reply{}, err
+	}
+	return s.answer(ctx, convID)
+}
+
+// Edit replaces user turn userID with text, drops what followed, and answers again.
+func (s *Service) Edit(ctx context.Context, convID, userID, text string) (ui.Reply, error) {
+	text = strings.TrimSpace(text)
+	ms, err := s.store.Messages(convID)
+	if err != nil {
+		return ui.Reply{}, err
+	}
+	m, ok := find(ms, userID)
+	if !ok || m.Role != "user" {
+		return ui.Reply{}, errors.New("that message is no longer in this conversation")
+	}
+	if text == "" && len(m.Attachments) == 0 {
+		return ui.Reply{}, errors.New("the message is empty")
+	}
+	// Append the edited turn before removing the old one, so a crash in
+	// between leaves both rather than neither.
+	u := history.Message{ConversationID: convID, Role: "user", Text: text, State: history.Done, Attachments: m.Attachments}
+	if err := s.store.Append(&u); err != nil {
+		return ui.Reply{}, fmt.Errorf("could not save your message: %w", err)
+	}
+	if err := s.store.DeleteRange(convID, m.Seq, u.Seq-1); err != nil {
+		return ui.Reply{}, err
+	}
+	r, err := s.answer(ctx, convID)
+	if err != nil {
+		return ui.Reply{}, err
+	}
+	r.User = toUI(u)
+	return r, nil
+}
+
+func find(ms []history.Message, id string) (history.Message, bool) {
+	for _, m := range ms {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return history.Message{}, false
+}
+
+// answer saves an empty streaming answer at the end of the conversation and
+// starts generating it.
+func (s *Service) answer(ctx context.Context, convID string) (ui.Reply, error) {
+	state := s.models.State()
+	a := history.Message{ConversationID: convID, Role: "assistant", State: history.Streaming, Model: state.Name}
+	if err := s.store.Append(&a); err != nil {
+		return ui.Reply{}, fmt.Errorf("could not save the answer: %w", err)
+	}
+	out := make(chan ui.Delta, 64)
+	go s.run(ctx, convID, a, out)
+	return ui.Reply{ConversationID: convID, Assistant: toUI(a), Stream: out}, nil
+}
+
+// run generates answer a, forwarding deltas to out and saving as it goes.
+// It always ends with one Done delta, then closes out.
+func (s *Service) run(ctx context.Context, convID string, a history.Message, out chan<- ui.Delta) {
+	defer close(out)
+	var text, thinking strings.Builder
+	lastSave := time.Now()
+	save := func(state history.State) {
+		a.Text, a.Thinking, a.State = text.String(), thinking.String(), state
+		s.store.Update(&a)
+		lastSave = time.Now()
+	}
+	finish := func(state history.State, stats *engine.Stats, err error) {
+		d := ui.Delta{Done: true, State: ui.MessageState(state)}
+		if stats != nil {
+			a.Stats = history.Stats{PromptTokens: stats.PromptTokens, GeneratedTokens: stats.GeneratedTokens,
+				TimeToFirst: stats.TimeToFirst, TokensPerSec: stats.DecodeTokS}
+			d.Stats = &ui.Stats{PromptTokens: stats.PromptTokens, GeneratedTokens: stats.GeneratedTokens,
+				TokensPerSec: stats.DecodeTokS, TimeToFirst: stats.TimeToFirst}
+		}
+		if err != nil {
+			a.Error = friendly(err)
+			d.Err = errors.New(a.Error)
+		}
+		save(state)
+		out <- d
+	}
+	start := time.Now()
+	status := func(msg string) { out <- ui.Delta{Status: msg} }
+	req, err := s.request(convID, a.ID)
+	var gen engine.Generator
+	if err == nil {
+		gen, err = s.models.Acquire(ctx, status)
+	}
+	if err == nil {
+		var events <-chan engine.Event
+		events, err = gen.Generate(ctx, req)
+		if err == nil {
+			s.stream(ctx, events, out, &text, &thinking, func() {
+				if time.Since(lastSave) >= s.SaveEvery {
+					save(history.Streaming)
+				}
+			}, finish, start)
+			return
+		}
+	}
+	if ctx.Err() != nil {
+		finish(history.Stopped, nil, nil)
+		return
+	}
+	finish(history.Failed, nil, err)
+}
+
+// stream forwards engine events until Done or Error.
+func (s *Service) stream(ctx context.Context, events <-chan engine.Event, out chan<- ui.Delta,
+	text, thinking *strings.Builder, tick func(), finish func(history.State, *engine.Stats, error), start time.Time) {
+	for ev := range events {
+		switch ev.Kind {
+		case engine.EventQueued:
+			if ev.Position > 0 {
+				out <- ui.Delta{Status: fmt.Sprintf("Waiting for %d %s ahead…", ev.Position, plural(ev.Position, "request"))}
+			}
+		case engine.EventProgress:
+			out <- ui.Delta{Status: progressText(ev.Stage, ev.Fraction)}
+		case engine.EventToken:
+			if ev.Token.Thinking {
+				thinking.WriteString(ev.Token.Text)
+				out <- ui.Delta{Thinking: ev.Token.Text}
+			} else {
+				text.WriteString(ev.Token.Text)
+				out <- ui.Delta{Text: ev.Token.Text}
+			}
+			tick()
+		case engine.EventDone:
+			state := history.Done
+			if ev.StopReason == engine.StopCancelled || ctx.Err() != nil {
+				state = history.Stopped
+			}
+			if ev.Stats != nil && ev.Stats.DecodeTokS == 0 && ev.Stats.GeneratedTokens > 0 {
+				el := time.Since(start) - ev.Stats.TimeToFirst
+				if el > 0 {
+					ev.Stats.DecodeTokS = float64(ev.Stats.GeneratedTokens) / el.Seconds()
+				}
+			}
+			finish(state, ev.Stats, nil)
+			return
+		case engine.EventError:
+			if ctx.Err() != nil || errors.Is(ev.Err, context.Canceled) {
+				finish(history.Stopped, nil, nil)
+			} else {
+				finish(history.Failed, nil, ev.Err)
+			}
+			return
+		}
+	}
+	// The channel closed without Done: treat as stopped or failed.
+	if ctx.Err() != nil {
+		finish(history.Stopped, nil, nil)
+	} else {
+		finish(history.Failed, nil, errors.New("the model stopped without finishing"))
+	}
+}
+
+func progressText(stage string, frac float64) string {
+	names := map[string]string{"image": "Looking at the image", "vision": "Looking at the image", "audio": "Listening",
+		"video": "Watching the video", "prefill": "Reading", "media": "Preparing attachments", "load": "Loading the model"}
+	name, ok := names[stage]
+	if !ok {
+		name = strings.ToUpper(stage[:min(1, len(stage))]) + stage[min(1, len(stage)):]
+	}
+	if frac > 0 && frac < 1 {
+		return fmt.Sprintf("%s… %d%%", name, int(frac*100))
+	}
+	return name + "…"
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// request builds the engine request for the conversation up to (not
+// including) the answer being generated.
+func (s *Service) request(convID, answerID string) (engine.Request, error) {
+	st := s.settings()
+	ms, err := s.store.Messages(convID)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	temp, topP, topK := float32(st.Temperature), float32(st.TopP), st.TopK
+	req := engine.Request{
+		Sampling:       engine.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK},
+		MaxTokens:      st.MaxTokens,
+		EnableThinking: st.Thinking,
+		ConversationID: convID,
+		MaxSoftTokens:  st.ImageTokens,
+		VideoFPS:       st.VideoFPS,
+		MaxFrames:      st.MaxFrames,
+	}
+	if st.SystemPrompt != "" {
+		req.Messages = append(req.Messages, engine.Text(engine.RoleSystem, st.SystemPrompt))
+	}
+	for _, m := range ms {
+		if m.ID == answerID {
+			break
+		}
+		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
+			continue // a failed or empty answer says nothing to the model
+		}
+		em := engine.Message{Role: engine.Role(m.Role), Thinking: m.Thinking}
+		for _, a := range m.Attachments {
+			data, err := s.store.ReadBlob(a.SHA256)
+			if err != nil {
+				return engine.Request{}, fmt.Errorf("%s: %w", a.Name, err)
+			}
+			em.Content = append(em.Content, engine.Part{Type: engine.PartType(a.Kind), Data: data, Name: a.Name})
+		}
+		if m.Text != "" {
+			em.Content = append(em.Content, engine.Part{Type: engine.PartText, Text: m.Text})
+		}
+		req.Messages = append(req.Messages, em)
+	}
+	return req, nil
+}

@@ -1,0 +1,106 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"time"
+
+	"golang.org/x/image/draw"
+
+	"perch/media/audio"
+	"perch/media/picture"
+	"perch/media/sniff"
+	"perch/ui"
+)
+
+// thumbSide is the longest side of a stored thumbnail (2× the chip size).
+const thumbSide = 96
+
+// MediaProbe probes with Perch's media packages: magic-byte sniffing, image
+// decoding (for size and thumbnail), audio decoding (for duration).
+type MediaProbe struct {
+	// Video gives a video's duration and first frame; nil shows videos
+	// with an icon and no duration.
+	Video func(ctx context.Context, data []byte) (time.Duration, image.Image, error)
+}
+
+// Probe implements Probe.
+func (p MediaProbe) Probe(ctx context.Context, data []byte) (MediaInfo, error) {
+	t, err := sniff.Detect(data)
+	if err != nil {
+		return MediaInfo{}, fmt.Errorf("not a photo, sound or video Perch can read (%v)", err)
+	}
+	info := MediaInfo{MIME: t.MIME}
+	switch t.Kind {
+	case sniff.Image:
+		info.Kind = ui.Image
+		img, _, err := picture.Decode(ctx, data, picture.DefaultLimits)
+		if err != nil {
+			return MediaInfo{}, fmt.Errorf("this %s image could not be read: %v", t.Format, err)
+		}
+		info.Width, info.Height = img.W, img.H // upright, after EXIF orientation
+		info.Thumb = thumbnail(rgbImage(img))
+	case sniff.Audio:
+		info.Kind = ui.Audio
+		a, err := audio.Decode(ctx, data, audio.Options{})
+		if err != nil {
+			return MediaInfo{}, fmt.Errorf("this %s audio could not be read: %v", t.Format, err)
+		}
+		info.Duration = seconds(a.Info.Duration)
+		if info.Duration == 0 && len(a.Clips) > 0 {
+			info.Duration = seconds(float64(len(a.Clips[0])) / audio.SampleRate)
+		}
+	case sniff.Video:
+		info.Kind = ui.Video
+		if p.Video != nil {
+			d, frame, err := p.Video(ctx, data)
+			if err != nil {
+				return MediaInfo{}, fmt.Errorf("this %s video could not be read: %v", t.Format, err)
+			}
+			info.Duration = d
+			if frame != nil {
+				b := frame.Bounds()
+				info.Width, info.Height = b.Dx(), b.Dy()
+				info.Thumb = thumbnail(frame)
+			}
+		}
+	default:
+		return MediaInfo{}, fmt.Errorf("not a photo, sound or video Perch can read")
+	}
+	return info, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// rgbImage wraps picture.RGB as an image.Image.
+func rgbImage(m *picture.RGB) image.Image {
+	out := image.NewNRGBA(image.Rect(0, 0, m.W, m.H))
+	for i, j := 0, 0; i < len(m.Pix); i, j = i+3, j+4 {
+		out.Pix[j], out.Pix[j+1], out.Pix[j+2], out.Pix[j+3] = m.Pix[i], m.Pix[i+1], m.Pix[i+2], 0xff
+	}
+	return out
+}
+
+// thumbnail scales img so its longest side is thumbSide and encodes PNG.
+func thumbnail(img image.Image) []byte {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w <= 0 || h <= 0 {
+		return nil
+	}
+	scale := float64(thumbSide) / float64(max(w, h))
+	if scale > 1 {
+		scale = 1
+	}
+	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+	dst := image.NewNRGBA(image.Rect(0, 0, tw, th))
+	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, dst); err != nil {
+		return nil
+	}
+	return buf.Bytes()
+}

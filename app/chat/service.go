@@ -1,0 +1,141 @@
+// Package chat is the conversation service behind Perch's windows: it keeps
+// history, checks and stores attachments, builds engine requests from a
+// conversation and the settings, and streams answers back while saving
+// them. It implements ui.Chat; Runtime implements ui.Model.
+package chat
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/png" // stored thumbnails
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"perch/app/history"
+	"perch/engine"
+	"perch/ui"
+)
+
+// Models is what the service needs from the model runtime.
+type Models interface {
+	State() ui.ModelState
+	// Acquire returns the loaded model's generator, loading it first if
+	// needed; status reports progress ("Loading Gemma-4 E2B…").
+	Acquire(ctx context.Context, status func(string)) (engine.Generator, error)
+}
+
+// Service implements ui.Chat over a history store and a model runtime.
+type Service struct {
+	store    *history.Store
+	models   Models
+	probe    Probe
+	settings func() ui.Settings
+	// SaveEvery is how often a streaming answer is written to disk.
+	SaveEvery time.Duration
+}
+
+// New returns a service. settings is read at each send.
+func New(store *history.Store, models Models, probe Probe, settings func() ui.Settings) *Service {
+	return &Service{store: store, models: models, probe: probe, settings: settings, SaveEvery: 500 * time.Millisecond}
+}
+
+var _ ui.Chat = (*Service)(nil)
+
+// Conversations lists conversations whose title contains query.
+func (s *Service) Conversations(query string) ([]ui.Conversation, error) {
+	cs, err := s.store.Conversations(query)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.Conversation, len(cs))
+	for i, c := range cs {
+		out[i] = ui.Conversation{ID: c.ID, Title: c.Title, Updated: c.Updated}
+	}
+	return out, nil
+}
+
+// NewConversation starts an empty conversation.
+func (s *Service) NewConversation() (ui.Conversation, error) {
+	c, err := s.store.CreateConversation("New chat", s.models.State().ID)
+	return ui.Conversation{ID: c.ID, Title: c.Title, Updated: c.Updated}, err
+}
+
+// Rename sets a conversation's title.
+func (s *Service) Rename(id, title string) error { return s.store.Rename(id, title) }
+
+// Delete removes a conversation.
+func (s *Service) Delete(id string) error { return s.store.DeleteConversation(id) }
+
+// Messages returns a conversation's messages.
+func (s *Service) Messages(id string) ([]ui.Message, error) {
+	ms, err := s.store.Messages(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.Message, len(ms))
+	for i, m := range ms {
+		out[i] = toUI(m)
+	}
+	return out, nil
+}
+
+func toUI(m history.Message) ui.Message {
+	u := ui.Message{ID: m.ID, Role: ui.Role(m.Role), Text: m.Text, Thinking: m.Thinking,
+		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model}
+	if m.Stats.GeneratedTokens > 0 {
+		u.Stats = &ui.Stats{PromptTokens: m.Stats.PromptTokens, GeneratedTokens: m.Stats.GeneratedTokens,
+			TokensPerSec: m.Stats.TokensPerSec, TimeToFirst: m.Stats.TimeToFirst}
+	}
+	for _, a := range m.Attachments {
+		u.Attachments = append(u.Attachments, attachmentToUI(a))
+	}
+	return u
+}
+
+func attachmentToUI(a history.Attachment) ui.Attachment {
+	u := ui.Attachment{ID: a.SHA256, Name: a.Name, Kind: ui.MediaKind(a.Kind), MIME: a.MIME, Size: a.Size,
+		Duration: a.Duration, Width: a.Width, Height: a.Height}
+	if len(a.Thumb) > 0 {
+		if img, _, err := image.Decode(bytes.NewReader(a.Thumb)); err == nil {
+			u.Thumb = img
+		}
+	}
+	return u
+}
+
+// titleFor names a new conversation after its first message.
+func titleFor(text string, atts []ui.Attachment) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.Join(strings.Fields(line), " ")
+	if line == "" && len(atts) > 0 {
+		kind := map[ui.MediaKind]string{ui.Image: "Photo", ui.Audio: "Sound", ui.Video: "Video"}[atts[0].Kind]
+		line = kind + ": " + atts[0].Name
+	}
+	if line == "" {
+		return "New chat"
+	}
+	if utf8.RuneCountInString(line) > 60 {
+		r := []rune(line)
+		line = strings.TrimSpace(string(r[:59])) + "…"
+	}
+	return line
+}
+
+// friendly turns an engine error into a sentence that says what to do.
+func friendly(err error) string {
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return "Perch is busy answering other questions. Try again when they finish."
+	case errors.Is(err, engine.ErrClosed):
+		return "The model was unloaded while answering. Send again to load it."
+	}
+	msg := err.Error()
+	if strings.Contains(strings.ToLower(msg), "memory") {
+		return fmt.Sprintf("%s. Close other apps, shorten the conversation, or choose a smaller model in Models.", strings.TrimSuffix(msg, "."))
+	}
+	return fmt.Sprintf("%s. Try again, or choose another model in Models.", strings.TrimSuffix(msg, "."))
+}
