@@ -107,6 +107,16 @@ func Config(data []byte) (Info, error) {
 // Decode decodes data (any supported image) to RGB with EXIF orientation
 // applied, refusing images over lim before decoding pixels.
 func Decode(ctx context.Context, data []byte, lim Limits) (*RGB, Info, error) {
+	src, info, err := DecodeSource(ctx, data, lim)
+	if err != nil {
+		return nil, info, err
+	}
+	return src.RGB(), info, nil
+}
+
+// DecodeSource decodes data but converts it to RGB lazily: a resampler can
+// read converted rows straight from the decoder's YCbCr planes.
+func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, error) {
 	info, err := Config(data)
 	if err != nil {
 		return nil, info, err
@@ -134,7 +144,7 @@ func Decode(ctx context.Context, data []byte, lim Limits) (*RGB, Info, error) {
 		if err != nil {
 			return nil, info, err
 		}
-		return img, info, nil
+		return FromRGB(img), info, nil
 	}
 	if err != nil {
 		return nil, info, fmt.Errorf("decoding %s: %w", info.Format, err)
@@ -142,8 +152,10 @@ func Decode(ctx context.Context, data []byte, lim Limits) (*RGB, Info, error) {
 	if b := m.Bounds(); b.Dx() != info.Width || b.Dy() != info.Height {
 		return nil, info, fmt.Errorf("decoding %s: header says %dx%d, pixels are %dx%d", info.Format, info.Width, info.Height, b.Dx(), b.Dy())
 	}
-	img := toRGB(m, info.Format == sniff.WebP)
-	return Orient(img, info.Orientation), info, nil
+	if y, ok := m.(*image.YCbCr); ok && info.Format == sniff.JPEG && info.Orientation == 1 {
+		return &Source{w: info.Width, h: info.Height, ycc: y}, info, nil
+	}
+	return FromRGB(Orient(toRGB(m, info.Format == sniff.WebP), info.Orientation)), info, nil
 }
 
 // decodeGIF returns the first frame on the logical screen, as Pillow shows it.

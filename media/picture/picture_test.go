@@ -340,3 +340,29 @@ func TestHEICAndAVIF(t *testing.T) {
 		t.Logf("%s: decoded %dx%d, red quadrant %v", c.ext, m.W, m.H, m.At(20, 20))
 	}
 }
+
+// The streaming 4:2:0 path must equal the whole-image conversion.
+func TestPackedRowsMatchRGB(t *testing.T) {
+	for _, size := range [][2]int{{97, 61}, {6, 5}, {640, 3}, {33, 64}} {
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, quadrants(size[0], size[1]), &jpeg.Options{Quality: 80}); err != nil {
+			t.Fatal(err)
+		}
+		src, _, err := DecodeSource(context.Background(), buf.Bytes(), DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, h := src.Size()
+		rg, b := make([]int64, w), make([]int32, w)
+		rows := make([]uint8, 0, 3*w*h)
+		for y := 0; y < h; y++ {
+			src.PackedRow(y, rg, b)
+			for x := 0; x < w; x++ {
+				rows = append(rows, uint8(rg[x]), uint8(rg[x]>>32), uint8(b[x]))
+			}
+		}
+		if string(rows) != string(src.RGB().Pix) {
+			t.Errorf("%v: streamed rows differ from the converted image", size)
+		}
+	}
+}

@@ -91,60 +91,130 @@ func clip8(v int32) uint8 {
 	return uint8(v)
 }
 
+// Rows is an image read one row at a time, so a decoder's colour conversion
+// can feed the horizontal pass without a full-size RGB copy.
+type Rows interface {
+	Size() (w, h int)
+	// PackedRow writes row y as rg[x] = R | G<<32 and b[x] = B (len(rg) = len(b) = w).
+	PackedRow(y int, rg []int64, b []int32)
+}
+
+// packedRGB serves rows of a packed RGB buffer.
+type packedRGB struct {
+	pix  []uint8
+	w, h int
+}
+
+func (p packedRGB) Size() (int, int) { return p.w, p.h }
+
+func (p packedRGB) PackedRow(y int, rg []int64, b []int32) {
+	row := p.pix[3*p.w*y : 3*p.w*(y+1)]
+	rg, b = rg[:p.w], b[:p.w]
+	for x := range rg {
+		px := row[3*x : 3*x+3 : 3*x+3]
+		rg[x] = int64(px[0]) | int64(px[1])<<32
+		b[x] = int32(px[2])
+	}
+}
+
 // BicubicRGB resizes src (w×h, 3 bytes per pixel, rows packed) to dw×dh exactly
 // as Pillow's BICUBIC resize does, using up to GOMAXPROCS goroutines.
 func BicubicRGB(src []uint8, w, h, dw, dh int) ([]uint8, error) {
-	if w <= 0 || h <= 0 || dw <= 0 || dh <= 0 || len(src) < 3*w*h {
-		return nil, fmt.Errorf("resample: bad sizes %dx%d (%d bytes) -> %dx%d", w, h, len(src), dw, dh)
+	if w <= 0 || h <= 0 || len(src) < 3*w*h {
+		return nil, fmt.Errorf("resample: bad source %dx%d (%d bytes)", w, h, len(src))
 	}
 	if w == dw && h == dh {
 		return append([]uint8(nil), src[:3*w*h]...), nil
 	}
+	return Bicubic(packedRGB{pix: src, w: w, h: h}, dw, dh)
+}
+
+// Bicubic resizes src to dw×dh exactly as Pillow's BICUBIC resize does.
+func Bicubic(src Rows, dw, dh int) ([]uint8, error) {
+	w, h := src.Size()
+	if w <= 0 || h <= 0 || dw <= 0 || dh <= 0 {
+		return nil, fmt.Errorf("resample: bad sizes %dx%d -> %dx%d", w, h, dw, dh)
+	}
 	vert := precompute(h, dh)
 	first := vert.bounds[0]
 	last := vert.bounds[2*dh-2] + vert.bounds[2*dh-1]
-	img, iw, ih := src, w, h
-	if dw != w {
-		horiz := precompute(w, dw)
-		// Shift the vertical bounds onto the rows the horizontal pass produced.
-		for i := 0; i < dh; i++ {
-			vert.bounds[2*i] -= first
-		}
-		img, iw, ih = make([]uint8, 3*dw*(last-first)), dw, last-first
-		tmp := img
-		parallel(ih, func(y0, y1 int) {
-			for y := y0; y < y1; y++ {
-				horizontalRow(tmp[3*dw*y:3*dw*(y+1)], src[3*w*(y+first):3*w*(y+first+1)], &horiz)
-			}
-		})
+	if dh == h { // no vertical pass: every row is needed as is
+		first, last = 0, h
 	}
+	// Horizontal pass (or a plain copy when the width is unchanged) over the
+	// rows the vertical pass reads; the vertical bounds shift onto them.
+	for i := 0; i < dh; i++ {
+		vert.bounds[2*i] -= first
+	}
+	ih := last - first
+	img := make([]uint8, 3*dw*ih)
+	var horiz coeffs
+	if dw != w {
+		horiz = precompute(w, dw)
+	}
+	parallel(ih, func(y0, y1 int) {
+		rg, b := make([]int64, w), make([]int32, w)
+		for y := y0; y < y1; y++ {
+			src.PackedRow(y+first, rg, b)
+			dst := img[3*dw*y : 3*dw*(y+1)]
+			if dw == w {
+				unpack(dst, rg, b)
+			} else {
+				horizontalRow(dst, rg, b, &horiz)
+			}
+		}
+	})
 	if dh == h {
 		return img, nil
 	}
-	out := make([]uint8, 3*iw*dh)
+	out := make([]uint8, 3*dw*dh)
 	parallel(dh, func(y0, y1 int) {
-		acc := make([]int32, 3*iw)
+		acc := make([]int32, 3*dw)
 		for y := y0; y < y1; y++ {
-			verticalRow(out[3*iw*y:3*iw*(y+1)], img, iw, y, &vert, acc)
+			verticalRow(out[3*dw*y:3*dw*(y+1)], img, dw, y, &vert, acc)
 		}
 	})
 	return out, nil
 }
 
-func horizontalRow(dst, row []uint8, c *coeffs) {
-	for xx := 0; 3*xx+2 < len(dst); xx++ {
-		xmin, n := c.bounds[2*xx], c.bounds[2*xx+1]
-		k := c.k[xx*c.ksize : xx*c.ksize+n]
-		px := row[3*xmin : 3*(xmin+n)]
-		s0, s1, s2 := int32(half), int32(half), int32(half)
-		for i, kv := range k {
-			p := px[3*i : 3*i+3 : 3*i+3]
-			s0 += int32(p[0]) * kv
-			s1 += int32(p[1]) * kv
-			s2 += int32(p[2]) * kv
-		}
+// dot is the tap loop, kept apart so its accumulators stay in registers.
+//
+//go:noinline
+func dot(rg []int64, b []int32, k []int32) (int64, int32) {
+	rg, b = rg[:len(k)], b[:len(k)]
+	accRG, accB := int64(half)|int64(half)<<32, int32(half)
+	i := 0
+	for ; i+1 < len(k); i += 2 {
+		k0, k1 := k[i], k[i+1]
+		accRG += rg[i]*int64(k0) + rg[i+1]*int64(k1)
+		accB += b[i]*k0 + b[i+1]*k1
+	}
+	if i < len(k) {
+		accRG += rg[i] * int64(k[i])
+		accB += b[i] * k[i]
+	}
+	return accRG, accB
+}
+
+func unpack(dst []uint8, rg []int64, b []int32) {
+	for x, v := range rg {
+		dst[3*x], dst[3*x+1], dst[3*x+2] = uint8(v), uint8(v>>32), uint8(b[x])
+	}
+}
+
+// horizontalRow convolves one row. R and G share one int64 multiply-add
+// (lanes 32 bits apart; the low lane's sign borrow is undone at the end),
+// which is exact because each lane's sums stay within int32.
+func horizontalRow(dst []uint8, rg []int64, b []int32, c *coeffs) {
+	n := len(dst) / 3
+	for xx := 0; xx < n; xx++ {
+		xmin, cnt := c.bounds[2*xx], c.bounds[2*xx+1]
+		k := c.k[xx*c.ksize : xx*c.ksize+cnt]
+		accRG, accB := dot(rg[xmin:xmin+cnt], b[xmin:xmin+cnt], k)
+		r := int32(accRG)
+		g := int32((accRG - int64(r)) >> 32)
 		d := dst[3*xx : 3*xx+3 : 3*xx+3]
-		d[0], d[1], d[2] = clip8(s0), clip8(s1), clip8(s2)
+		d[0], d[1], d[2] = clip8(r), clip8(g), clip8(accB)
 	}
 }
 

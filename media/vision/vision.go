@@ -8,6 +8,7 @@
 package vision
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -144,13 +145,32 @@ type Input struct {
 // Prepare resizes img to the budget and patchifies it for p.Tower: SigLIP
 // rows are padded to MaxSoftTokens·k², unified rows to MaxSoftTokens.
 func Prepare(img *picture.RGB, p Params) (*Input, error) {
-	t, err := TargetSize(img.W, img.H, p)
+	return PrepareSource(picture.FromRGB(img), p)
+}
+
+// PrepareBytes decodes an image file and prepares it; a JPEG is converted
+// row by row inside the resize instead of as a full-size RGB copy.
+func PrepareBytes(ctx context.Context, data []byte, lim picture.Limits, p Params) (*Input, picture.Info, error) {
+	src, info, err := picture.DecodeSource(ctx, data, lim)
+	if err != nil {
+		return nil, info, err
+	}
+	in, err := PrepareSource(src, p)
+	return in, info, err
+}
+
+// PrepareSource is Prepare for a decoded, possibly not yet converted, image.
+func PrepareSource(src *picture.Source, p Params) (*Input, error) {
+	w, h := src.Size()
+	t, err := TargetSize(w, h, p)
 	if err != nil {
 		return nil, err
 	}
-	resized := img
-	if t.W != img.W || t.H != img.H {
-		pix, err := resample.BicubicRGB(img.Pix, img.W, img.H, t.W, t.H)
+	var resized *picture.RGB
+	if t.W == w && t.H == h {
+		resized = src.RGB()
+	} else {
+		pix, err := resample.Bicubic(src, t.W, t.H)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,31 @@
+#!/usr/bin/python3
+"""Pillow side of `make bench`: decode a JPEG and resize it with BICUBIC to the
+Gemma-4 target size (what the reference processor does); prints the median ms.
+
+usage: pillow_bench.py FILE WIDTH HEIGHT RUNS [resize]
+With "resize", only the resize of the already decoded image is timed."""
+import sys
+import time
+
+from PIL import Image
+
+
+def main():
+    path, w, h, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    resize_only = len(sys.argv) > 5 and sys.argv[5] == "resize"
+    decoded = Image.open(path).convert("RGB")
+    times = []
+    for _ in range(runs):
+        s = time.perf_counter()
+        if resize_only:
+            decoded.resize((w, h), resample=Image.BICUBIC)
+        else:
+            im = Image.open(path)
+            im = im.convert("RGB")
+            im.resize((w, h), resample=Image.BICUBIC)
+        times.append((time.perf_counter() - s) * 1e3)
+    print("%.3f" % sorted(times)[len(times) // 2])
+
+
+if __name__ == "__main__":
+    main()
