@@ -56,7 +56,7 @@ func infoFromProbe(p *ffmpeg.Probe) (Info, error) {
 	if r, err := strconv.Atoi(st.Tags.Rotate); err == nil && rot == 0 {
 		rot = r
 	}
-	info.Rotation = ((rot%360)+360)%360/90*90
+	info.Rotation = ((rot % 360) + 360) % 360 / 90 * 90
 	if info.Rotation == 90 || info.Rotation == 270 {
 		info.Width, info.Height = info.Height, info.Width
 	}
