@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"perch/engine/gemma4"
 	"perch/engine/tensor"
 	"perch/engine/tokenizer"
+	"perch/media/logmel"
 )
 
 // Options configure an Engine.
@@ -21,7 +23,9 @@ type Options struct {
 	PrefillChunk int    // prompt tokens per prefill step (default 512 on Go, 2048 on MLX)
 	MaxContext   int    // cap on prompt+answer tokens (default: the model's, at most 32768)
 	MaxTokens    int    // default answer length when a request says 0 (default 2048)
-	Threads      int    // Go backend worker threads (0: all cores)
+	// EncoderCacheBytes bounds the cache of tower outputs (default 256 MiB).
+	EncoderCacheBytes int64
+	Threads           int // Go backend worker threads (0: all cores)
 }
 
 // ModelInfo describes the loaded model.
@@ -43,6 +47,10 @@ type Engine struct {
 	stops map[int32]bool
 	cfg   *gemma4.Config
 
+	visionCfg *gemma4.VisionConfig // nil without vision
+	proc      *processorConfig
+	mel       *logmel.Extractor
+
 	queue   chan *job
 	pending atomic.Int32 // queued, not yet started
 	mu      sync.Mutex   // guards closed and sending on queue
@@ -50,8 +58,9 @@ type Engine struct {
 	stopped chan struct{}
 
 	// Owned by the worker goroutine.
-	b     tensor.Backend
-	model *gemma4.Model
+	b        tensor.Backend
+	model    *gemma4.Model
+	encCache *encoderCache
 }
 
 // Open loads the model folder dir: tokenizer, template and configs on the
@@ -62,6 +71,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = 2048
+	}
+	if opts.EncoderCacheBytes <= 0 {
+		opts.EncoderCacheBytes = 256 << 20
 	}
 	cfg, err := gemma4.LoadConfig(dir)
 	if err != nil {
@@ -80,6 +92,15 @@ func Open(dir string, opts Options) (*Engine, error) {
 		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
 	}
 	if err := e.loadTemplate(dir); err != nil {
+		return nil, err
+	}
+	if e.visionCfg, err = gemma4.ParseVisionConfig(cfg.VisionConfig); err != nil {
+		return nil, err
+	}
+	if e.proc, err = loadProcessorConfig(dir); err != nil {
+		return nil, err
+	}
+	if e.mel, err = logmel.New(logmel.Gemma4); err != nil {
 		return nil, err
 	}
 	ctxLen := cfg.Text.MaxPositionEmbeddings
@@ -118,6 +139,16 @@ func family(cfg *gemma4.Config) string {
 	return "gemma4"
 }
 
+// unifiedAudio reports whether audio goes through the 12B's encoder-free
+// embedder (raw 40 ms waveform rows) rather than the conformer.
+func (e *Engine) unifiedAudio() bool {
+	var ac struct {
+		ModelType string `json:"model_type"`
+	}
+	json.Unmarshal(e.cfg.AudioConfig, &ac)
+	return ac.ModelType == "gemma4_unified_audio"
+}
+
 // Info describes the loaded model.
 func (e *Engine) Info() ModelInfo { return e.info }
 
@@ -143,6 +174,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	}
 	b.Sweep()
 	e.b, e.model = b, m
+	e.encCache = newEncoderCache(e.opts.EncoderCacheBytes)
 	e.info.Backend = b.Name()
 	e.info.Unknown = m.Unknown
 	ready <- nil
@@ -150,6 +182,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 		e.pending.Add(-1)
 		e.serve(j)
 	}
+	e.encCache.clear(b)
 	m.Close()
 	b.Close()
 }

@@ -3,15 +3,34 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"perch/engine/golden"
+	"perch/engine/mlx"
 )
 
 const testdata = "../testdata"
+
+// testBackends are the backends the engine tests run on: Go, and MLX where
+// libmlxc loads.
+func testBackends() []string {
+	if mlx.Available() == nil {
+		return []string{BackendGo, BackendMLX}
+	}
+	return []string{BackendGo}
+}
+
+func TestMain(m *testing.M) {
+	if err := mlx.Available(); err != nil {
+		fmt.Println("engine: libmlxc not found, engine tests run on the Go backend only:", err)
+	}
+	os.Exit(m.Run())
+}
 
 func openTiny(t *testing.T, name string, opts Options) *Engine {
 	t.Helper()

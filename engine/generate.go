@@ -16,6 +16,8 @@ type job struct {
 	ctx      context.Context
 	req      Request
 	prompt   []int32
+	items    []*mediaItem
+	lay      *layout
 	params   sample.Params
 	maxTok   int
 	events   chan Event
@@ -42,12 +44,20 @@ func (j *job) fail(err error) {
 // prepare does everything that needs no native work: prompt ids, sampling
 // settings, limits. Errors here reach the caller before anything is queued.
 func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
-	prompt, err := e.promptIDs(ctx, &req)
+	items, err := e.prepareMedia(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := e.promptIDs(ctx, &req, items)
 	if err != nil {
 		return nil, err
 	}
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("empty prompt")
+	}
+	lay, err := e.layoutOf(prompt, items)
+	if err != nil {
+		return nil, err
 	}
 	V := e.cfg.Text.VocabSize
 	for i, id := range prompt {
@@ -70,7 +80,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if room := ctxLen - len(prompt); maxTok > room {
 		maxTok = room
 	}
-	return &job{ctx: ctx, req: req, prompt: prompt, params: params, maxTok: maxTok,
+	return &job{ctx: ctx, req: req, prompt: prompt, items: items, lay: lay, params: params, maxTok: maxTok,
 		events: make(chan Event, 64), start: time.Now()}, nil
 }
 
@@ -116,7 +126,7 @@ func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
 // run executes a job on the engine thread.
 func (e *Engine) run(j *job) {
 	b := e.b
-	stats := &Stats{PromptTokens: len(j.prompt), Backend: b.Name(), PromptByKind: map[string]int{"text": len(j.prompt)}}
+	stats := &Stats{PromptTokens: len(j.prompt), Backend: b.Name(), PromptByKind: j.lay.kinds}
 	if j.ctx.Err() != nil {
 		e.finish(j, stats, StopCancelled)
 		return
@@ -132,13 +142,17 @@ func (e *Engine) run(j *job) {
 	}()
 
 	t0 := time.Now()
-	logits, err := e.prefill(j, caches)
-	if err != nil {
-		if err == context.Canceled || err == context.DeadlineExceeded {
-			e.finish(j, stats, StopCancelled)
+	var embeds tensor.Tensor
+	var err error
+	if len(j.items) > 0 {
+		if embeds, err = e.embeddings(j, stats); err != nil {
+			e.failOrCancel(j, stats, err)
 			return
 		}
-		j.fail(err)
+	}
+	logits, err := e.prefill(j, caches, embeds)
+	if err != nil {
+		e.failOrCancel(j, stats, err)
 		return
 	}
 	if j.req.DumpLogits != nil {
@@ -159,6 +173,15 @@ func (e *Engine) run(j *job) {
 	e.finish(j, stats, reason)
 }
 
+// failOrCancel ends a job that stopped early: cancelled, or an error.
+func (e *Engine) failOrCancel(j *job, stats *Stats, err error) {
+	if err == context.Canceled || err == context.DeadlineExceeded {
+		e.finish(j, stats, StopCancelled)
+		return
+	}
+	j.fail(err)
+}
+
 func (e *Engine) finish(j *job, stats *Stats, reason string) {
 	stats.PeakMemory = e.b.PeakMemory()
 	j.send(Event{Kind: EventDone, Stats: stats, StopReason: reason})
@@ -167,7 +190,7 @@ func (e *Engine) finish(j *job, stats *Stats, reason string) {
 
 // prefill feeds the prompt in chunks, checking for cancellation between
 // them, and returns the last position's logits.
-func (e *Engine) prefill(j *job, caches []kvcache.Cache) (tensor.Tensor, error) {
+func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor) (tensor.Tensor, error) {
 	b, text := e.b, e.model.Text
 	chunk := e.opts.PrefillChunk
 	if chunk <= 0 {
@@ -176,19 +199,29 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache) (tensor.Tensor, error) 
 			chunk = 2048
 		}
 	}
+	// The vision overlay (image blocks attend both ways) needs each block in
+	// one pass; like mlx-vlm, such prompts are prefilled whole.
+	var blocks []int
+	if text.Cfg.UseBidirectionalAttention == "vision" && j.lay.hasVisual() {
+		chunk, blocks = len(j.prompt), j.lay.blocks
+	}
 	var logits tensor.Tensor
 	for start := 0; start < len(j.prompt); start += chunk {
 		if err := j.ctx.Err(); err != nil {
 			return nil, err
 		}
 		end := min(start+chunk, len(j.prompt))
-		ids := b.FromInt32(j.prompt[start:end], []int{1, end - start})
-		logits = text.Forward(gemma4.Inputs{IDs: ids, LastOnly: true}, caches)
+		in := gemma4.Inputs{IDs: b.FromInt32(j.prompt[start:end], []int{1, end - start}), LastOnly: true, VisionBlocks: blocks}
+		if embeds != nil {
+			in.Embeds = b.Slice(embeds, 1, start, end)
+			in.PLEIDs = b.FromInt32(j.lay.pleIDs[start:end], []int{1, end - start})
+		}
+		logits = text.Forward(in, caches)
 		keep := append(cacheState(caches), logits)
 		if err := b.Eval(keep...); err != nil {
 			return nil, fmt.Errorf("prefill: %w", err)
 		}
-		b.Sweep(logits)
+		b.Sweep(append(cacheState(caches), logits, embeds)...)
 		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end) / float64(len(j.prompt))}) {
 			return nil, j.ctx.Err()
 		}

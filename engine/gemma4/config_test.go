@@ -53,12 +53,16 @@ func TestConfigFlatTextOnly(t *testing.T) {
 func TestConfigRejects(t *testing.T) {
 	base := fixtureConfig(t)
 	cases := map[string]func(text map[string]any, doc map[string]any){
-		"layer_types":       func(x, _ map[string]any) { x["layer_types"] = []string{"sliding_attention"} },
-		"rope_type":         func(x, _ map[string]any) { x["rope_parameters"].(map[string]any)["full_attention"].(map[string]any)["rope_type"] = "yarn" },
+		"layer_types": func(x, _ map[string]any) { x["layer_types"] = []string{"sliding_attention"} },
+		"rope_type": func(x, _ map[string]any) {
+			x["rope_parameters"].(map[string]any)["full_attention"].(map[string]any)["rope_type"] = "yarn"
+		},
 		"hidden_activation": func(x, _ map[string]any) { x["hidden_activation"] = "relu" },
 		"bits":              func(_, d map[string]any) { d["quantization"] = map[string]any{"bits": 3, "group_size": 64} },
-		"mode":              func(_, d map[string]any) { d["quantization"] = map[string]any{"bits": 4, "group_size": 64, "mode": "mxfp4"} },
-		"hidden_size":       func(x, _ map[string]any) { x["hidden_size"] = -4 },
+		"mode": func(_, d map[string]any) {
+			d["quantization"] = map[string]any{"bits": 4, "group_size": 64, "mode": "mxfp4"}
+		},
+		"hidden_size": func(x, _ map[string]any) { x["hidden_size"] = -4 },
 	}
 	for name, mutate := range cases {
 		var doc map[string]any

@@ -7,11 +7,14 @@ import (
 	"perch/engine/tensor"
 )
 
-// Model is a loaded checkpoint: its config and the language model (the
-// towers join it with multimodal support).
+// Model is a loaded checkpoint: its config, the language model and the
+// towers its config names.
 type Model struct {
-	Cfg  *Config
-	Text *Text
+	Cfg       *Config
+	Text      *Text
+	Vision    Vision        // nil without vision_config
+	VisionCfg *VisionConfig // nil without vision_config
+	Audio     *AudioTower   // nil without audio_config
 	// Unknown lists checkpoint tensors the model did not use.
 	Unknown []string
 	ck      *checkpoint.Checkpoint
@@ -33,6 +36,14 @@ func Load(b tensor.Backend, dir string) (*Model, error) {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	m := &Model{Cfg: cfg, Text: text, ck: ck}
+	if m.Vision, m.VisionCfg, err = LoadVision(b, ck, cfg); err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("load %s: vision: %w", dir, err)
+	}
+	if m.Audio, err = LoadAudio(b, ck, cfg); err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("load %s: audio: %w", dir, err)
+	}
 	m.Unknown = ck.Unused()
 	return m, nil
 }

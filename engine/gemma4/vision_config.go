@@ -55,8 +55,8 @@ func (v *VisionConfig) DefaultSoftTokens() int {
 	return v.DefaultOutputLength
 }
 
-// parseVisionConfig reads vision_config; nil when the model has none.
-func parseVisionConfig(raw json.RawMessage) (*VisionConfig, error) {
+// ParseVisionConfig reads vision_config; nil when the model has none.
+func ParseVisionConfig(raw json.RawMessage) (*VisionConfig, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}

@@ -15,7 +15,7 @@ type Vision interface {
 // LoadVision binds the image path: the SigLIP tower (gemma4_vision) or the
 // unified embedder; nil when the config has no vision_config.
 func LoadVision(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (Vision, *VisionConfig, error) {
-	vc, err := parseVisionConfig(cfg.VisionConfig)
+	vc, err := ParseVisionConfig(cfg.VisionConfig)
 	if err != nil || vc == nil {
 		return nil, nil, err
 	}
