@@ -243,3 +243,23 @@ func TestNotAudio(t *testing.T) {
 		t.Fatal("sentinel")
 	}
 }
+
+func TestEncodeWAVRoundTrip(t *testing.T) {
+	src := sine(8000, 16000, 300, 0.7)
+	src[3], src[4] = 1.5, -2 // clipped
+	b, err := EncodeWAV(src, 16000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := decodeOK(t, b, Options{})
+	got := a.Clips[0]
+	if len(got) != len(src) || a.Info.Rate != 16000 || a.Info.Channels != 1 {
+		t.Fatalf("%d samples, info %+v", len(got), a.Info)
+	}
+	for i := range src {
+		want := max(-1, min(src[i], 32767.0/32768))
+		if d := math.Abs(float64(got[i] - want)); d > 1.0/32768 {
+			t.Fatalf("sample %d: %v vs %v", i, got[i], want)
+		}
+	}
+}
