@@ -13,14 +13,18 @@ import (
 // decode samples token after token. On a lazy backend step n+1 is built
 // from the still-unread token n and queued (async eval) before token n is
 // read, so the host's work overlaps the device's.
-func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, stats *Stats) (string, error) {
+// It returns the stop reason and how many generated tokens were fed to the
+// caches (they then hold the prompt and generated[:fed]).
+func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, stats *Stats) (string, int, error) {
 	b, text := e.b, e.model.Text
 	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.gen.SuppressTokens)
 	defer sampler.Release()
 	out := e.newOutput(j)
 	pipeline := lazy(b) && !j.params.UsesHistory()
 
+	fed := 0
 	step := func(y tensor.Tensor, history []int32) tensor.Tensor {
+		fed++
 		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
 		return sampler.Sample(l, history)
 	}
@@ -29,7 +33,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	var host time.Duration
 	y := sampler.Sample(logits, nil)
 	if err := b.AsyncEval(y); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for n := 0; ; n++ {
 		stepStart := time.Now()
@@ -37,14 +41,14 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if pipeline && n+1 < j.maxTok {
 			next = step(y, nil)
 			if err := b.AsyncEval(append(cacheState(caches), next)...); err != nil {
-				return "", err
+				return "", fed, err
 			}
 		}
 		w := time.Now()
 		ids, err := b.Int32s(y)
 		wait := time.Since(w)
 		if err != nil {
-			return "", fmt.Errorf("decode step %d: %w", n, err)
+			return "", fed, fmt.Errorf("decode step %d: %w", n, err)
 		}
 		id := ids[0]
 		generated = append(generated, id)
@@ -60,17 +64,17 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		}
 		if err := j.ctx.Err(); err != nil {
 			stats.finish(generated, decodeStart, host)
-			return StopCancelled, nil
+			return StopCancelled, fed, nil
 		}
 		if stop {
 			out.flush()
 			stats.finish(generated, decodeStart, host)
-			return StopEOS, nil
+			return StopEOS, fed, nil
 		}
 		if n+1 >= j.maxTok {
 			out.flush()
 			stats.finish(generated, decodeStart, host)
-			return StopMaxTokens, nil
+			return StopMaxTokens, fed, nil
 		}
 		if next == nil {
 			next = step(y, generated)

@@ -65,13 +65,18 @@ func (c *encoderCache) clear(b tensor.Backend) {
 
 // embeddings builds the prompt's input rows: text embeddings with every
 // placeholder run overwritten by its item's features ([1, L, H]).
-func (e *Engine) embeddings(j *job, stats *Stats) (tensor.Tensor, error) {
+// Items wholly inside the first `cached` positions (already in the KV
+// cache) are skipped.
+func (e *Engine) embeddings(j *job, stats *Stats, cached int) (tensor.Tensor, error) {
 	b, m := e.b, e.model
 	ids := b.FromInt32(j.prompt, []int{1, len(j.prompt)})
 	embeds := m.Text.Embed(ids)
 	t0 := time.Now()
 	defer func() { stats.TowerTime += time.Since(t0) }()
 	for i, it := range j.lay.items {
+		if rows := j.lay.rows[i]; rows[len(rows)-1] < cached {
+			continue
+		}
 		feats, err := e.features(it, stats)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.name, err)

@@ -25,6 +25,9 @@ type Options struct {
 	MaxTokens    int    // default answer length when a request says 0 (default 2048)
 	// EncoderCacheBytes bounds the cache of tower outputs (default 256 MiB).
 	EncoderCacheBytes int64
+	// MaxKVBytes is the memory the KV cache may take; a request that would
+	// need more is refused up front (0: no limit).
+	MaxKVBytes int64
 	Threads           int // Go backend worker threads (0: all cores)
 }
 
@@ -61,6 +64,8 @@ type Engine struct {
 	b        tensor.Backend
 	model    *gemma4.Model
 	encCache *encoderCache
+	kvElem   int // bytes per cached value
+	sess     session
 }
 
 // Open loads the model folder dir: tokenizer, template and configs on the
@@ -176,6 +181,10 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	e.b, e.model = b, m
 	e.encCache = newEncoderCache(e.opts.EncoderCacheBytes)
 	e.info.Backend = b.Name()
+	e.kvElem = 4
+	if lazy(b) && m.Text.DType() != tensor.Float32 {
+		e.kvElem = 2
+	}
 	e.info.Unknown = m.Unknown
 	ready <- nil
 	for j := range e.queue {
@@ -183,6 +192,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 		e.serve(j)
 	}
 	e.encCache.clear(b)
+	e.sess.drop(b)
 	m.Close()
 	b.Close()
 }

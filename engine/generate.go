@@ -80,6 +80,9 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if room := ctxLen - len(prompt); maxTok > room {
 		maxTok = room
 	}
+	if err := e.checkKV(len(prompt) + maxTok); err != nil {
+		return nil, err
+	}
 	return &job{ctx: ctx, req: req, prompt: prompt, items: items, lay: lay, params: params, maxTok: maxTok,
 		events: make(chan Event, 64), start: time.Now()}, nil
 }
@@ -132,12 +135,13 @@ func (e *Engine) run(j *job) {
 		return
 	}
 	b.ResetPeakMemory()
-	caches := e.model.Text.NewCaches()
+	idents := identities(j)
+	caches, reused := e.sess.take(b, e.model.Text.NewCaches, idents)
+	stats.PrefixReused = reused
+	kept := false
 	defer func() {
-		for _, c := range caches {
-			if c != nil {
-				c.Release(b)
-			}
+		if !kept {
+			release(b, caches)
 		}
 	}()
 
@@ -145,12 +149,12 @@ func (e *Engine) run(j *job) {
 	var embeds tensor.Tensor
 	var err error
 	if len(j.items) > 0 {
-		if embeds, err = e.embeddings(j, stats); err != nil {
+		if embeds, err = e.embeddings(j, stats, reused); err != nil {
 			e.failOrCancel(j, stats, err)
 			return
 		}
 	}
-	logits, err := e.prefill(j, caches, embeds)
+	logits, err := e.prefill(j, caches, embeds, reused)
 	if err != nil {
 		e.failOrCancel(j, stats, err)
 		return
@@ -165,10 +169,17 @@ func (e *Engine) run(j *job) {
 	}
 	prefillTime := time.Since(t0)
 	stats.PrefillTokS = float64(len(j.prompt)) / prefillTime.Seconds()
-	reason, err := e.decode(j, caches, logits, stats)
+	reason, fed, err := e.decode(j, caches, logits, stats)
 	if err != nil {
 		j.fail(err)
 		return
+	}
+	if reason != StopCancelled {
+		for _, id := range stats.TokenIDs[:fed] {
+			idents = append(idents, ident{id: id})
+		}
+		e.sess.keep(b, caches, idents)
+		kept = true
 	}
 	e.finish(j, stats, reason)
 }
@@ -190,7 +201,7 @@ func (e *Engine) finish(j *job, stats *Stats, reason string) {
 
 // prefill feeds the prompt in chunks, checking for cancellation between
 // them, and returns the last position's logits.
-func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor) (tensor.Tensor, error) {
+func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, from int) (tensor.Tensor, error) {
 	b, text := e.b, e.model.Text
 	chunk := e.opts.PrefillChunk
 	if chunk <= 0 {
@@ -206,12 +217,15 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor) (
 		chunk, blocks = len(j.prompt), j.lay.blocks
 	}
 	var logits tensor.Tensor
-	for start := 0; start < len(j.prompt); start += chunk {
+	for start := from; start < len(j.prompt); start += chunk {
 		if err := j.ctx.Err(); err != nil {
 			return nil, err
 		}
 		end := min(start+chunk, len(j.prompt))
-		in := gemma4.Inputs{IDs: b.FromInt32(j.prompt[start:end], []int{1, end - start}), LastOnly: true, VisionBlocks: blocks}
+		in := gemma4.Inputs{IDs: b.FromInt32(j.prompt[start:end], []int{1, end - start}), LastOnly: true}
+		if blocks != nil {
+			in.VisionBlocks = blocks[start:end]
+		}
 		if embeds != nil {
 			in.Embeds = b.Slice(embeds, 1, start, end)
 			in.PLEIDs = b.FromInt32(j.lay.pleIDs[start:end], []int{1, end - start})
@@ -222,7 +236,7 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor) (
 			return nil, fmt.Errorf("prefill: %w", err)
 		}
 		b.Sweep(append(cacheState(caches), logits, embeds)...)
-		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end) / float64(len(j.prompt))}) {
+		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end-from) / float64(len(j.prompt)-from)}) {
 			return nil, j.ctx.Err()
 		}
 	}

@@ -4,7 +4,8 @@
 //   - KV-shared layers reuse the keys/values (and RoPE offset) their donor
 //     returned in the same forward pass; shared layers have no cache.
 //   - The vision bidirectional overlay applies only when text_config asks
-//     for it ("vision"), per contiguous image/video block, from offset 0.
+//     for it ("vision"), per contiguous image/video block within one pass
+//     (a block is never split across prefill chunks).
 package gemma4
 
 import (
@@ -40,7 +41,7 @@ type Inputs struct {
 	// PLEIDs are the ids for the per-layer embeddings (multimodal ids set to
 	// pad); nil means IDs.
 	PLEIDs tensor.Tensor
-	// VisionBlocks, when set (len L, offset 0), marks each position with its
+	// VisionBlocks, when set (len L), marks each new position with its
 	// image/video block id or -1; used only if the config asks for the overlay.
 	VisionBlocks []int
 	// LastOnly keeps logits of the last position only.
@@ -65,6 +66,9 @@ func (m *Text) NewCaches() []kvcache.Cache {
 }
 
 func (m *Text) scalar(v float64) tensor.Tensor { return m.b.Scalar(v, m.dt) }
+
+// DType is the activation dtype (the embeddings' dtype on this backend).
+func (m *Text) DType() tensor.DType { return m.dt }
 
 // Embed returns embed_tokens(ids) * sqrt(H) in the activation dtype: [1, L, H].
 func (m *Text) Embed(ids tensor.Tensor) tensor.Tensor {
@@ -170,12 +174,12 @@ func (m *Text) masks(L int, caches []kvcache.Cache, blocks []int) map[bool]tenso
 				mask = tensor.Mask{Kind: tensor.MaskArray, Array: kvcache.CausalMask(b, L, 0, cfg.SlidingWindow)}
 			}
 		}
-		if overlay && offset == 0 && len(blocks) == L {
-			window := 0
+		if overlay && len(blocks) == L {
+			window, off := 0, offset
 			if !full {
-				window = cfg.SlidingWindow
+				window, off = cfg.SlidingWindow, min(cfg.SlidingWindow-1, offset)
 			}
-			mask = tensor.Mask{Kind: tensor.MaskArray, Array: overlayMask(b, L, window, blocks)}
+			mask = tensor.Mask{Kind: tensor.MaskArray, Array: overlayMask(b, L, off, window, blocks)}
 		}
 		out[full] = mask
 	}
@@ -191,16 +195,18 @@ func hasBlock(blocks []int) bool {
 	return false
 }
 
-// overlayMask is the causal (windowed) mask OR same-block visibility.
-func overlayMask(b tensor.Backend, L, window int, blocks []int) tensor.Tensor {
-	m := make([]bool, L*L)
+// overlayMask is the causal (windowed) mask over off cached keys and L new
+// ones, OR'ed with same-block visibility among the new positions: [L, off+L].
+func overlayMask(b tensor.Backend, L, off, window int, blocks []int) tensor.Tensor {
+	S := off + L
+	m := make([]bool, L*S)
 	for q := 0; q < L; q++ {
-		for k := 0; k < L; k++ {
-			causal := q >= k && (window <= 0 || q < k+window)
-			m[q*L+k] = causal || blocks[q] >= 0 && blocks[q] == blocks[k]
+		for k := 0; k < S; k++ {
+			causal := q+off >= k && (window <= 0 || q+off < k+window)
+			m[q*S+k] = causal || k >= off && blocks[q] >= 0 && blocks[q] == blocks[k-off]
 		}
 	}
-	return b.FromBool(m, []int{L, L})
+	return b.FromBool(m, []int{L, S})
 }
 
 // fullRoPEFreqs builds the proportional-RoPE frequency table of full layers:

@@ -18,6 +18,8 @@ type Cache interface {
 	Offset() int
 	// Trim drops the last n tokens when possible and returns how many it dropped.
 	Trim(n int) int
+	// CanTrim reports whether Trim(n) would drop all n.
+	CanTrim(n int) bool
 	// State is what must be evaluated to materialise the cache.
 	State() []tensor.Tensor
 	// Release unpins the buffers.
@@ -83,6 +85,8 @@ func (c *Full) Trim(n int) int {
 	c.offset -= n
 	return n
 }
+
+func (c *Full) CanTrim(n int) bool { return n <= c.offset }
 
 func (c *Full) State() []tensor.Tensor {
 	if c.keys == nil {
@@ -230,6 +234,9 @@ func (c *Rotating) Trim(n int) int {
 	c.idx -= n
 	return n
 }
+
+// CanTrim: only while nothing has been overwritten (mlx-lm's is_trimmable).
+func (c *Rotating) CanTrim(n int) bool { return c.offset < c.MaxSize && n <= c.offset }
 
 func (c *Rotating) State() []tensor.Tensor {
 	if c.keys == nil {
