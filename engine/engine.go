@@ -28,7 +28,7 @@ type Options struct {
 	// MaxKVBytes is the memory the KV cache may take; a request that would
 	// need more is refused up front (0: no limit).
 	MaxKVBytes int64
-	Threads           int // Go backend worker threads (0: all cores)
+	Threads    int // Go backend worker threads (0: all cores)
 }
 
 // ModelInfo describes the loaded model.
