@@ -55,7 +55,8 @@ type Options struct {
 	AudioOp audio.Options // for the audio track
 }
 
-func (o Options) norm() Options {
+// WithDefaults fills zero fields: 2 fps, 32 frames, 1280 px.
+func (o Options) WithDefaults() Options {
 	if o.FPS <= 0 {
 		o.FPS = 2
 	}
@@ -103,7 +104,7 @@ func Probe(ctx context.Context, data []byte) (Info, error) {
 
 // Decode samples frames (and optionally the audio track) from data.
 func Decode(ctx context.Context, data []byte, opts Options) (*Video, error) {
-	opts = opts.norm()
+	opts = opts.WithDefaults()
 	info, err := Probe(ctx, data)
 	if err != nil {
 		return nil, err
