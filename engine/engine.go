@@ -189,6 +189,11 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	ready <- nil
 	for j := range e.queue {
 		e.pending.Add(-1)
+		if j.control != nil {
+			j.control(b)
+			close(j.events)
+			continue
+		}
 		e.serve(j)
 	}
 	e.encCache.clear(b)
@@ -242,6 +247,18 @@ func (e *Engine) enqueue(j *job) error {
 		e.pending.Add(-1)
 		return ErrBusy
 	}
+}
+
+// onEngine runs fn on the engine thread, after the requests queued before
+// it (tests and diagnostics use it to read the backend's own state).
+func (e *Engine) onEngine(fn func(b tensor.Backend)) error {
+	j := &job{ctx: context.Background(), control: fn, events: make(chan Event, 1)}
+	if err := e.enqueue(j); err != nil {
+		return err
+	}
+	for range j.events {
+	}
+	return nil
 }
 
 // Generate implements Generator.

@@ -23,6 +23,7 @@ type job struct {
 	events   chan Event
 	position int
 	start    time.Time
+	control  func(tensor.Backend) // set for engine-thread chores instead of a generation
 }
 
 // send delivers an event unless the caller has gone away.
