@@ -1,0 +1,430 @@
+package jinja
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+type jsonOptions struct {
+	indent          string
+	pretty          bool
+	itemSep, keySep string
+	sortKeys, ascii bool
+}
+
+// toJSON is Python's json.dumps as HF's tojson filter calls it.
+func (r *renderer) toJSON(v Value, opt jsonOptions) string {
+	b := &boundedBuilder{max: int(min(r.lim.Alloc-r.alloc, 1<<40))}
+	r.writeJSON(b, v, opt, 0)
+	if b.over {
+		r.limit("more than %d MiB allocated (tojson of a huge value)", r.lim.Alloc>>20)
+	}
+	r.charge(int64(b.Len()))
+	return b.String()
+}
+
+func (r *renderer) writeJSON(b *boundedBuilder, v Value, opt jsonOptions, depth int) {
+	if b.over {
+		return
+	}
+	if depth > maxDataDepth {
+		r.fail("tojson: value nested more than %d deep", maxDataDepth)
+	}
+	newline := func(level int) {
+		if opt.pretty {
+			b.WriteString("\n" + strings.Repeat(opt.indent, level))
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			b.WriteString("NaN")
+		case math.IsInf(x, 1):
+			b.WriteString("Infinity")
+		case math.IsInf(x, -1):
+			b.WriteString("-Infinity")
+		default:
+			b.WriteString(pyFloat(x))
+		}
+	case string:
+		writeJSONString(b, x, opt.ascii)
+	case *List:
+		if len(x.Items) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteByte('[')
+		for i, it := range x.Items {
+			if i > 0 {
+				b.WriteString(opt.itemSep)
+			}
+			newline(depth + 1)
+			r.writeJSON(b, it, opt, depth+1)
+		}
+		newline(depth)
+		b.WriteByte(']')
+	case *Dict:
+		if x.Len() == 0 {
+			b.WriteString("{}")
+			return
+		}
+		order := make([]int, x.Len())
+		for i := range order {
+			order[i] = i
+		}
+		keys := make([]string, x.Len())
+		for i, k := range x.keys {
+			switch kk := k.(type) {
+			case string:
+				keys[i] = kk
+			case nil:
+				keys[i] = "null"
+			case bool:
+				keys[i] = strconv.FormatBool(kk)
+			case int64:
+				keys[i] = strconv.FormatInt(kk, 10)
+			case float64:
+				keys[i] = pyFloat(kk)
+			default:
+				r.fail("tojson: keys must be str, int, float, bool or None, not %s", typeName(k))
+			}
+		}
+		if opt.sortKeys {
+			slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(keys[i], keys[j]) })
+		}
+		b.WriteByte('{')
+		for n, i := range order {
+			if n > 0 {
+				b.WriteString(opt.itemSep)
+			}
+			newline(depth + 1)
+			writeJSONString(b, keys[i], opt.ascii)
+			b.WriteString(opt.keySep)
+			r.writeJSON(b, x.vals[i], opt, depth+1)
+		}
+		newline(depth)
+		b.WriteByte('}')
+	default:
+		r.fail("tojson: object of type %s is not JSON serializable", typeName(v))
+	}
+}
+
+// writeJSONString escapes as Python's json module does.
+func writeJSONString(b *boundedBuilder, s string, ascii bool) {
+	b.WriteByte('"')
+	for _, c := range s {
+		switch {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c < 0x20 || (ascii && c > 0x7e):
+			if c > 0xffff {
+				c -= 0x10000
+				b.WriteString(fmt.Sprintf(`\u%04x\u%04x`, 0xd800+(c>>10), 0xdc00+(c&0x3ff)))
+			} else {
+				b.WriteString(fmt.Sprintf(`\u%04x`, c))
+			}
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// FromJSON converts JSON text into template values as Python's json.loads
+// would: objects keep key order, numbers with '.', 'e' or 'E' are floats,
+// others ints.
+func FromJSON(data []byte) (Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := fromJSONTokens(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, fmt.Errorf("json: trailing data")
+	}
+	return v, nil
+}
+
+func fromJSONTokens(dec *json.Decoder, depth int) (Value, error) {
+	if depth > maxDataDepth {
+		return nil, fmt.Errorf("json: nested more than %d deep", maxDataDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			l := &List{}
+			for dec.More() {
+				v, err := fromJSONTokens(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				l.Items = append(l.Items, v)
+			}
+			_, err := dec.Token()
+			return l, err
+		case '{':
+			d := NewDict()
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := fromJSONTokens(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				d.Set(k.(string), v)
+			}
+			_, err := dec.Token()
+			return d, err
+		}
+	case json.Number:
+		return pyNumber(string(t)), nil
+	case string, bool, nil:
+		return t, nil
+	}
+	return nil, fmt.Errorf("json: unexpected %v", tok)
+}
+
+// pyNumber parses a JSON number as Python would: int unless it has a
+// fraction or exponent (ints beyond 64 bits become floats here).
+func pyNumber(s string) Value {
+	if !strings.ContainsAny(s, ".eE") {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}
+
+// FromGo converts plain Go values (as encoding/json produces them, plus
+// ints, json.RawMessage and []string) into template values. Map keys are
+// sorted, since Go maps have no order.
+func FromGo(v any) (Value, error) {
+	return fromGo(v, 0)
+}
+
+func fromGo(v any, depth int) (Value, error) {
+	if depth > maxDataDepth {
+		return nil, fmt.Errorf("value nested more than %d deep", maxDataDepth)
+	}
+	switch x := v.(type) {
+	case nil, bool, string, int64, float64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case float32:
+		return float64(x), nil
+	case json.Number:
+		return pyNumber(string(x)), nil
+	case json.RawMessage:
+		return FromJSON(x)
+	case []string:
+		l := &List{Items: make([]Value, len(x))}
+		for i, s := range x {
+			l.Items[i] = s
+		}
+		return l, nil
+	case []any:
+		l := &List{Items: make([]Value, len(x))}
+		for i, it := range x {
+			var err error
+			if l.Items[i], err = fromGo(it, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return l, nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		d := NewDict()
+		for _, k := range keys {
+			it, err := fromGo(x[k], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			d.Set(k, it)
+		}
+		return d, nil
+	case *List, *Dict:
+		return x, nil
+	}
+	return nil, fmt.Errorf("cannot pass a %T to a template", v)
+}
+
+// printf is Python's "format % args" for %s %r %d %i %f %e %g %x %%.
+func (r *renderer) printf(format string, args Value) string {
+	var list []Value
+	named, _ := args.(*Dict)
+	if t, ok := args.(*List); ok && t.Tuple {
+		list = t.Items
+	} else if named == nil {
+		list = []Value{args}
+	}
+	var b strings.Builder
+	next := 0
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		var v Value
+		if j < len(format) && format[j] == '(' && named != nil {
+			end := strings.IndexByte(format[j:], ')')
+			if end < 0 {
+				r.fail("format: incomplete %%(name)")
+			}
+			v, _ = named.Get(format[j+1 : j+end])
+			j += end + 1
+		}
+		spec := j
+		for j < len(format) && strings.IndexByte("-+ #0123456789.", format[j]) >= 0 {
+			j++
+		}
+		if j >= len(format) {
+			r.fail("format: incomplete format")
+		}
+		verb := format[j]
+		if verb == '%' {
+			b.WriteByte('%')
+			i = j
+			continue
+		}
+		if v == nil && named == nil {
+			if next >= len(list) {
+				r.fail("format: not enough arguments for format string")
+			}
+			v = list[next]
+			next++
+		}
+		flags := format[spec:j]
+		switch verb {
+		case 's':
+			b.WriteString(fmt.Sprintf("%"+flags+"s", r.str(v)))
+		case 'r':
+			bb := &boundedBuilder{max: 1 << 20}
+			writeRepr(bb, v, 0)
+			b.WriteString(fmt.Sprintf("%"+flags+"s", bb.String()))
+		case 'd', 'i':
+			n, ok := toNumber(v)
+			if !ok {
+				r.fail("format: %%d needs a number, not %s", typeName(v))
+			}
+			b.WriteString(fmt.Sprintf("%"+flags+"d", int64(n)))
+		case 'f', 'F', 'e', 'E', 'g', 'G':
+			n, ok := toNumber(v)
+			if !ok {
+				r.fail("format: %%%c needs a number, not %s", verb, typeName(v))
+			}
+			if !strings.Contains(flags, ".") {
+				flags += ".6"
+			}
+			b.WriteString(fmt.Sprintf("%"+flags+string(verb), n))
+		case 'x', 'X', 'o':
+			n, ok := v.(int64)
+			if !ok {
+				r.fail("format: %%%c needs an integer", verb)
+			}
+			b.WriteString(fmt.Sprintf("%"+flags+string(verb), n))
+		default:
+			r.fail("format: unsupported format character %q", verb)
+		}
+		i = j
+	}
+	r.charge(int64(b.Len()))
+	return b.String()
+}
+
+// strFormat is a subset of Python's str.format: {}, {0}, {name}, {name.attr},
+// with the conversion and format spec ignored except for {:.Nf}.
+func (r *renderer) strFormat(format string, args []Value, kw *Dict) string {
+	var b strings.Builder
+	auto := 0
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		switch {
+		case c == '{' && i+1 < len(format) && format[i+1] == '{':
+			b.WriteByte('{')
+			i++
+			continue
+		case c == '}' && i+1 < len(format) && format[i+1] == '}':
+			b.WriteByte('}')
+			i++
+			continue
+		case c != '{':
+			b.WriteByte(c)
+			continue
+		}
+		end := strings.IndexByte(format[i:], '}')
+		if end < 0 {
+			r.fail("str.format: single '{' encountered")
+		}
+		field := format[i+1 : i+end]
+		i += end
+		field, spec, _ := strings.Cut(field, ":")
+		field, _, _ = strings.Cut(field, "!")
+		name, path, _ := strings.Cut(field, ".")
+		var v Value
+		switch n, err := strconv.Atoi(name); {
+		case name == "":
+			v = arg(args, nil, auto, "", Undefined{})
+			auto++
+		case err == nil:
+			v = arg(args, nil, n, "", Undefined{})
+		default:
+			v = arg(nil, kw, 0, name, Undefined{Name: name})
+		}
+		if path != "" {
+			v = r.attribute(v, path)
+		}
+		if strings.HasPrefix(spec, ".") && strings.HasSuffix(spec, "f") {
+			if p, err := strconv.Atoi(spec[1 : len(spec)-1]); err == nil {
+				if f, ok := toNumber(v); ok {
+					b.WriteString(strconv.FormatFloat(f, 'f', min(p, 64), 64))
+					continue
+				}
+			}
+		}
+		b.WriteString(r.str(v))
+	}
+	r.charge(int64(b.Len()))
+	return b.String()
+}
