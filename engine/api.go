@@ -95,6 +95,8 @@ type Request struct {
 	MaxSoftTokens int
 	VideoFPS      float64 // 0: default 2
 	MaxFrames     int     // 0: default 32
+	// NoVideoAudio leaves a video's sound out even when the model can hear.
+	NoVideoAudio bool
 	// DumpLogits, when set, receives the prefill's last-position logits.
 	DumpLogits func([]float32)
 }
