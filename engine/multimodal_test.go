@@ -87,3 +87,43 @@ func TestMultimodalGoldens(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedPrompt: two images and an audio clip in one prompt splice in
+// document order, each run bracketed by its own begin/end tokens.
+func TestMixedPrompt(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{})
+	img, wav := media(t, "vision-tiny", "image.png"), media(t, "audio-tiny", "audio.wav")
+	c := e.cfg
+	req := Request{PromptIDs: []int32{2, c.ImageTokenID, c.ImageTokenID, c.AudioTokenID, 270}, MaxTokens: 2, IgnoreEOS: true,
+		Messages: []Message{{Role: RoleUser, Content: []Part{
+			{Type: PartImage, Data: img}, {Type: PartImage, Data: invertPNG(t, img)}, {Type: PartAudio, Data: wav}}}}}
+	j, err := e.prepare(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(open, ph, close int32, n int) []int32 {
+		out := []int32{open}
+		for i := 0; i < n; i++ {
+			out = append(out, ph)
+		}
+		return append(out, close)
+	}
+	want := []int32{2}
+	want = append(want, run(c.BOITokenID, c.ImageTokenID, c.EOITokenID, 6)...)
+	want = append(want, run(c.BOITokenID, c.ImageTokenID, c.EOITokenID, 6)...)
+	want = append(want, run(c.BOATokenID, c.AudioTokenID, c.EOATokenID, 38)...)
+	want = append(want, 270)
+	if !slices.Equal(j.prompt, want) {
+		t.Fatalf("spliced %v\nwant %v", j.prompt, want)
+	}
+	if j.lay.rows[0][0] != 2 || j.lay.rows[1][0] != 10 || j.lay.rows[2][0] != 18 || j.lay.blocks[2] != 0 || j.lay.blocks[10] != 1 || j.lay.blocks[18] != -1 {
+		t.Fatalf("rows start %d %d %d, blocks %v", j.lay.rows[0][0], j.lay.rows[1][0], j.lay.rows[2][0], j.lay.blocks)
+	}
+	ch, err := e.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, last := collect(t, ch); last.Kind != EventDone || len(got) != 2 || last.Stats.PromptByKind["image"] != 12 || last.Stats.PromptByKind["audio"] != 38 {
+		t.Fatalf("mixed generation: %v %+v", got, last)
+	}
+}
