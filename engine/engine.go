@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"perch/engine/chattemplate"
 	"perch/engine/gemma4"
 	"perch/engine/tensor"
 	"perch/engine/tokenizer"
@@ -50,6 +51,7 @@ type Engine struct {
 	stops map[int32]bool
 	cfg   *gemma4.Config
 
+	tmpl      *chattemplate.Template
 	visionCfg *gemma4.VisionConfig // nil without vision
 	proc      *processorConfig
 	mel       *logmel.Extractor
