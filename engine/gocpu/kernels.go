@@ -1,15 +1,175 @@
 package gocpu
 
-// Fast kernels for Linear: output rows split across the worker pool; 4-bit
-// and 8-bit weights are unpacked a word at a time and folded with the affine
-// identity sum((q*s + b) * x) = s*sum(q*x) + b*sum(x) per group.
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Fast Linear, y [rows, Out] = x [rows, In] · W[e]ᵀ, by the number of rows:
+//   - rows ≤ matvecMaxRows (decode): matvec. Quantized rows are never
+//     dequantized: per group Σ(q·s+b)·x = s·Σq·x + b·Σx. Weight rows are
+//     split across the workers; with several input rows each worker walks
+//     its rows in cache-sized tiles, so weights stream from memory once.
+//   - more rows (prefill): GEMM (kernels_gemm.go).
+// Layouts the kernels do not cover (4-bit In%64 != 0, odd group sizes) use
+// linearGeneric.
+
+// matvecMaxRows is the most input rows that go through the matvec kernels.
+const matvecMaxRows = 4
 
 func (b *Backend) linearFast(w *weight, x []float32, rows int, y []float32) {
-	if rows == 1 {
-		b.pool.run(w.out, 64, func(lo, hi int) { matvecRows(w, 0, x, y, lo, hi) })
+	b.linearRows(w, 0, x, rows, y)
+}
+
+// linearRows computes y [rows, Out] = x [rows, In] · W[e]ᵀ (no bias).
+func (b *Backend) linearRows(w *weight, e int, x []float32, rows int, y []float32) {
+	switch {
+	case !w.fastLayout():
+		b.linearGeneric(w, e, x, rows, y)
+	case rows <= matvecMaxRows:
+		b.matvec(w, e, x, rows, y)
+	default:
+		b.gemmLinear(w, e, x, rows, y)
+	}
+}
+
+// fastLayout reports whether the kernels cover w's quantization layout.
+func (w *weight) fastLayout() bool {
+	gs := w.l.GroupSize
+	switch w.l.Bits {
+	case 0:
+		return true
+	case 4:
+		return w.in%64 == 0 && gs >= 32 && gs&(gs-1) == 0
+	case 8:
+		return gs%32 == 0
+	}
+	return false
+}
+
+// expert returns the packed words, scales and biases (or dense values) of
+// expert e's rows [lo, hi).
+func (w *weight) expert(e, lo, hi int) (packed []uint32, s, bi, dense []float32) {
+	lo, hi = e*w.out+lo, e*w.out+hi
+	if w.dense != nil {
+		return nil, nil, nil, w.dense[lo*w.in : hi*w.in]
+	}
+	return w.packed[lo*w.words : hi*w.words], w.scales[lo*w.groups : hi*w.groups], w.biases[lo*w.groups : hi*w.groups], nil
+}
+
+// matvec: every input row against weight rows split across the workers.
+func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
+	K, Out, gs := w.in, w.out, w.l.GroupSize
+	// Per input row: the x the kernel reads and, when quantized, group sums.
+	xk, xs := x, []float32(nil)
+	if w.dense == nil {
+		xs = make([]float32, rows*w.groups)
+		for r := 0; r < rows; r++ {
+			groupSums(x[r*K:(r+1)*K], xs[r*w.groups:(r+1)*w.groups], gs)
+		}
+		if w.l.Bits == 4 {
+			xk = make([]float32, rows*K)
+			for r := 0; r < rows; r++ {
+				permuteQ4(x[r*K:(r+1)*K], xk[r*K:(r+1)*K])
+			}
+		}
+	}
+	rowBytes := w.words * 4
+	if w.dense != nil {
+		rowBytes = K * 4
+	}
+	// One input row: chunks only balance the workers. Several: tiles of
+	// ~128 KiB of weights, read from memory once and from cache per row.
+	chunk := max(16, Out/(8*b.pool.n))
+	if rows > 1 {
+		chunk = max(8, (128<<10)/rowBytes)
+	}
+	b.pool.each(Out, chunk, func(_, lo, hi int) {
+		packed, s, bi, dense := w.expert(e, lo, hi)
+		for r := 0; r < rows; r++ {
+			xr, yr := xk[r*K:(r+1)*K], y[r*Out+lo:r*Out+hi]
+			switch w.l.Bits {
+			case 4:
+				kern.q4dot(packed, s, bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
+			case 8:
+				kern.q8dot(packed, s, bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
+			default:
+				kern.dot(dense, xr, yr)
+			}
+		}
+	})
+}
+
+// gatherLinear computes y [N·K, Out] for GatherLinear: pair p = n·K+j
+// applies expert ids[p] to input row n·kx + min(j, kx-1). Pairs are grouped
+// by expert so that each expert's weights are read once for all its rows.
+func (b *Backend) gatherLinear(w *weight, ids []int, x []float32, K, kx int, y []float32) {
+	byExpert := make([][]int, w.experts)
+	for p, e := range ids {
+		byExpert[e] = append(byExpert[e], p)
+	}
+	for e, ps := range byExpert {
+		if len(ps) == 0 {
+			continue
+		}
+		xe := make([]float32, len(ps)*w.in)
+		for i, p := range ps {
+			n, j := p/K, p%K
+			copy(xe[i*w.in:(i+1)*w.in], x[(n*kx+min(j, kx-1))*w.in:])
+		}
+		ye := make([]float32, len(ps)*w.out)
+		b.linearRows(w, e, xe, len(ps), ye)
+		for i, p := range ps {
+			copy(y[p*w.out:(p+1)*w.out], ye[i*w.out:])
+		}
+	}
+}
+
+// each runs fn over [0, total) in chunks of chunk items that the workers
+// take in turn, so a core slowed by other load simply takes fewer; worker
+// is in [0, p.n) and no two concurrent calls share one.
+func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
+	chunk = max(chunk, 1)
+	chunks := (total + chunk - 1) / chunk
+	workers := min(p.n, chunks)
+	if workers <= 1 {
+		if total > 0 {
+			fn(0, 0, total)
+		}
 		return
 	}
-	// Prefill: dequantize a tile of weight rows once, reuse it for every input row.
+	var next atomic.Int64
+	body := func(worker int) {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			fn(worker, c*chunk, min((c+1)*chunk, total))
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(workers - 1)
+	for i := 1; i < workers; i++ {
+		p.work <- func() { body(i); wg.Done() }
+	}
+	body(0)
+	wg.Wait()
+}
+
+// linearGeneric covers layouts the kernels do not: matvec row by row, or
+// tiles of 8 dequantized weight rows against every input row.
+func (b *Backend) linearGeneric(w *weight, e int, x []float32, rows int, y []float32) {
+	if rows == 1 {
+		b.pool.run(w.out, 64, func(lo, hi int) {
+			buf := make([]float32, w.in)
+			for o := lo; o < hi; o++ {
+				w.row(e, o, buf)
+				y[o] = dot(x, buf)
+			}
+		})
+		return
+	}
 	const tile = 8
 	tiles := (w.out + tile - 1) / tile
 	b.pool.run(tiles, 1, func(lo, hi int) {
@@ -18,7 +178,7 @@ func (b *Backend) linearFast(w *weight, x []float32, rows int, y []float32) {
 			o0 := t * tile
 			n := min(tile, w.out-o0)
 			for i := 0; i < n; i++ {
-				w.row(0, o0+i, buf[i*w.in:(i+1)*w.in])
+				w.row(e, o0+i, buf[i*w.in:(i+1)*w.in])
 			}
 			for r := 0; r < rows; r++ {
 				xr := x[r*w.in:][:w.in]
@@ -29,82 +189,4 @@ func (b *Backend) linearFast(w *weight, x []float32, rows int, y []float32) {
 			}
 		}
 	})
-}
-
-// dot with four accumulators.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	k := 0
-	for ; k+4 <= len(a); k += 4 {
-		s0 += a[k] * b[k]
-		s1 += a[k+1] * b[k+1]
-		s2 += a[k+2] * b[k+2]
-		s3 += a[k+3] * b[k+3]
-	}
-	for ; k < len(a); k++ {
-		s0 += a[k] * b[k]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// matvecRows computes y[o] for o in [lo, hi) from one input vector x.
-func matvecRows(w *weight, e int, x []float32, y []float32, lo, hi int) {
-	if w.dense != nil {
-		for o := lo; o < hi; o++ {
-			y[o] = dot(x, w.dense[(e*w.out+o)*w.in:][:w.in])
-		}
-		return
-	}
-	gs := w.l.GroupSize
-	xsum := make([]float32, w.groups)
-	for g := range xsum {
-		var s float32
-		for _, v := range x[g*gs : (g+1)*gs] {
-			s += v
-		}
-		xsum[g] = s
-	}
-	switch w.l.Bits {
-	case 4:
-		wpg := gs / 8 // words per group
-		for o := lo; o < hi; o++ {
-			words := w.packed[(e*w.out+o)*w.words:][:w.words]
-			sc := w.scales[(e*w.out+o)*w.groups:][:w.groups]
-			bi := w.biases[(e*w.out+o)*w.groups:][:w.groups]
-			var acc float32
-			for g := 0; g < w.groups; g++ {
-				gw := words[g*wpg : (g+1)*wpg]
-				xg := x[g*gs : (g+1)*gs]
-				var s0, s1 float32
-				for i, q := range gw {
-					xs := xg[i*8 : i*8+8]
-					s0 += float32(q&15)*xs[0] + float32(q>>4&15)*xs[1] + float32(q>>8&15)*xs[2] + float32(q>>12&15)*xs[3]
-					s1 += float32(q>>16&15)*xs[4] + float32(q>>20&15)*xs[5] + float32(q>>24&15)*xs[6] + float32(q>>28)*xs[7]
-				}
-				acc += sc[g]*(s0+s1) + bi[g]*xsum[g]
-			}
-			y[o] = acc
-		}
-	case 8:
-		wpg := gs / 4
-		for o := lo; o < hi; o++ {
-			words := w.packed[(e*w.out+o)*w.words:][:w.words]
-			sc := w.scales[(e*w.out+o)*w.groups:][:w.groups]
-			bi := w.biases[(e*w.out+o)*w.groups:][:w.groups]
-			var acc float32
-			for g := 0; g < w.groups; g++ {
-				gw := words[g*wpg : (g+1)*wpg]
-				xg := x[g*gs : (g+1)*gs]
-				var s0, s1 float32
-				for i, q := range gw {
-					xs := xg[i*4 : i*4+4]
-					s0 += float32(q&255)*xs[0] + float32(q>>8&255)*xs[1]
-					s1 += float32(q>>16&255)*xs[2] + float32(q>>24)*xs[3]
-				}
-				acc += sc[g]*(s0+s1) + bi[g]*xsum[g]
-			}
-			y[o] = acc
-		}
-	}
 }

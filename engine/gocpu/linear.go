@@ -161,24 +161,24 @@ func (b *Backend) GatherLinear(x tensor.Tensor, l *tensor.Linear, idx tensor.Ten
 	N, K, kx := ti.shape[0], ti.shape[1], tx.shape[1]
 	in := asFloats(tx)
 	r := newF(N, K, w.out)
-	b.pool.run(N*K, 1, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			n, j := p/K, p%K
-			xr := in[(n*kx+min(j, kx-1))*w.in:][:w.in]
-			e := ids[p]
-			y := r.f[p*w.out:][:w.out]
-			if b.opt.Plain {
-				linearPlain(w, e, xr, 1, y)
-			} else {
-				matvecRows(w, e, xr, y, 0, w.out)
+	if b.opt.Plain {
+		b.pool.run(N*K, 1, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				n, j := p/K, p%K
+				linearPlain(w, ids[p], in[(n*kx+min(j, kx-1))*w.in:][:w.in], 1, r.f[p*w.out:][:w.out])
 			}
-			if w.bias != nil {
-				for c := range y {
-					y[c] += w.bias[e*w.out+c]
-				}
+		})
+	} else {
+		b.gatherLinear(w, ids, in, K, kx, r.f)
+	}
+	if w.bias != nil {
+		for p, e := range ids {
+			y := r.f[p*w.out:][:w.out]
+			for c := range y {
+				y[c] += w.bias[e*w.out+c]
 			}
 		}
-	})
+	}
 	return r
 }
 

@@ -26,11 +26,14 @@ func (b *Backend) MatMul(x, y tensor.Tensor) tensor.Tensor {
 	}
 	fa, fb := asFloats(ta), asFloats(tb)
 	r := newF(append(cloneShape(batch), m, n)...)
-	type pair struct{ ia, ib, ir int }
-	var jobs []pair
+	var jobs []matmulJob
 	bindex(ta.shape[:len(ta.shape)-2], tb.shape[:len(tb.shape)-2], batch, func(kk, ia, ib int) {
-		jobs = append(jobs, pair{ia * m * k, ib * k * n, kk * m * n})
+		jobs = append(jobs, matmulJob{ia * m * k, ib * k * n, kk * m * n})
 	})
+	if !b.opt.Plain {
+		b.matmulFast(fa, fb, jobs, m, k, n, r.f)
+		return r
+	}
 	b.pool.run(len(jobs)*m, max(1, 4096/(k*n+1)), func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			j, row := jobs[w/m], w%m
@@ -207,7 +210,8 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 	return r
 }
 
-// SDPA computes attention per (batch, query head, query row).
+// SDPA computes attention per (batch, query head, query row); the fast
+// path is sdpaFast.
 func (b *Backend) SDPA(q, k, v tensor.Tensor, scale float32, mask tensor.Mask) tensor.Tensor {
 	args := []tensor.Tensor{q, k, v}
 	if mask.Kind == tensor.MaskArray {
@@ -243,6 +247,11 @@ func (b *Backend) SDPA(q, k, v tensor.Tensor, scale float32, mask tensor.Mask) t
 	}
 	fq, fk, fv := asFloats(tq), asFloats(tk), asFloats(tv)
 	r := newF(B, Hq, L, Dv)
+	if !b.opt.Plain {
+		b.sdpaFast(&attnArgs{q: fq, k: fk, v: fv, B: B, Hq: Hq, Hk: Hk, L: L, S: S, D: D, Dv: Dv,
+			scale: scale, causal: mask.Kind == tensor.MaskCausal, mb: mb, mf: mf, ms: ms}, r.f)
+		return r
+	}
 	group := Hq / Hk
 	b.pool.run(B*Hq*L, max(1, 2048/(S*D+1)), func(lo, hi int) {
 		scores := make([]float32, S)

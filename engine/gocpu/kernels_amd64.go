@@ -1,0 +1,132 @@
+//go:build !purego
+
+package gocpu
+
+import "golang.org/x/sys/cpu"
+
+// AVX2/FMA versions of the inner loops (kernels_amd64.s). The wrappers check
+// the slice bounds the assembly relies on; layouts are documented on
+// kernelSet.
+
+func init() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		kern = avx2Kernels
+	}
+}
+
+var avx2Kernels = kernelSet{"avx2", q4dotAVX2, q8dotAVX2, deq4AVX2, deq8AVX2, gemmAVX2, dotAVX2}
+
+//go:noescape
+func q4dotG64(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)
+
+//go:noescape
+func q4dotG32(w *uint32, s, b, xp, xs, y *float32, n, groups int)
+
+//go:noescape
+func q8dot(w *uint32, s, b, x, xs, y *float32, n, groups, bpg int)
+
+//go:noescape
+func deq4(w *uint32, s, b, out *float32, nblk, gshift int)
+
+//go:noescape
+func deq8(w *uint32, s, b, out *float32, groups, cpg int)
+
+//go:noescape
+func gemm6x16(a *[6]*float32, b *float32, ldb, k int, c *float32)
+
+//go:noescape
+func gemm6x8(a *[6]*float32, b *float32, ldb, k int, c *float32)
+
+//go:noescape
+func dotRows(w, x, y *float32, n, k int)
+
+func q4dotAVX2(w []uint32, s, b, xp, xs, y []float32, gs int) {
+	n, K := len(y), len(xp)
+	if n == 0 || K == 0 {
+		clear(y)
+		return
+	}
+	groups := K / gs
+	if K%64 != 0 || gs < 32 || gs&(gs-1) != 0 {
+		panic("gocpu: q4dot layout")
+	}
+	_, _, _, _ = w[n*K/8-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
+	if gs == 32 {
+		q4dotG32(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups)
+	} else {
+		q4dotG64(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups, gs/64)
+	}
+}
+
+func q8dotAVX2(w []uint32, s, b, x, xs, y []float32, gs int) {
+	n, K := len(y), len(x)
+	if n == 0 || K == 0 {
+		clear(y)
+		return
+	}
+	if gs%32 != 0 || K%gs != 0 {
+		panic("gocpu: q8dot layout")
+	}
+	groups := K / gs
+	_, _, _, _ = w[n*K/4-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
+	q8dot(&w[0], &s[0], &b[0], &x[0], &xs[0], &y[0], n, groups, gs/32)
+}
+
+func deq4AVX2(w []uint32, s, b, out []float32, gs int) {
+	K := len(out)
+	if K == 0 {
+		return
+	}
+	if K%64 != 0 || gs < 32 || gs&(gs-1) != 0 {
+		panic("gocpu: deq4 layout")
+	}
+	gshift := 0
+	for 32<<gshift < gs {
+		gshift++
+	}
+	groups := (K + gs - 1) / gs
+	_, _, _ = w[K/8-1], s[groups-1], b[groups-1]
+	deq4(&w[0], &s[0], &b[0], &out[0], K/64, gshift)
+}
+
+func deq8AVX2(w []uint32, s, b, out []float32, gs int) {
+	K := len(out)
+	if K == 0 {
+		return
+	}
+	if gs%8 != 0 || K%gs != 0 {
+		panic("gocpu: deq8 layout")
+	}
+	_, _, _ = w[K/4-1], s[K/gs-1], b[K/gs-1]
+	deq8(&w[0], &s[0], &b[0], &out[0], K/gs, gs/8)
+}
+
+func gemmAVX2(a *[6][]float32, b []float32, ldb, k, nr int, c *[96]float32) {
+	if k == 0 {
+		*c = [96]float32{}
+		return
+	}
+	var p [6]*float32
+	for i := range a {
+		p[i] = &a[i][:k][0]
+	}
+	_ = b[(k-1)*ldb+nr-1]
+	if nr == 16 {
+		gemm6x16(&p, &b[0], 4*ldb, k, &c[0])
+	} else {
+		gemm6x8(&p, &b[0], 4*ldb, k, &c[0])
+	}
+}
+
+func dotAVX2(w, x, y []float32) {
+	n, k := len(y), len(x)
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(y)
+		return
+	}
+	_ = w[n*k-1]
+	dotRows(&w[0], &x[0], &y[0], n, k)
+}

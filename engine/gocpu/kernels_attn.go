@@ -1,0 +1,157 @@
+package gocpu
+
+import "math"
+
+// attnBlock is the number of query rows SDPA handles together: one packed
+// 16-column tile of qᵀ.
+const attnBlock = 16
+
+// attnArgs are SDPA's operands as SDPA validated them: q [B, Hq, L, D],
+// k [B, Hk, S, D], v [B, Hk, S, Dv]; mask bool (mb) or additive (mf) with
+// broadcast strides ms over [B, Hq, L, S].
+type attnArgs struct {
+	q, k, v         []float32
+	B, Hq, Hk, L, S int
+	D, Dv           int
+	scale           float32
+	causal          bool
+	mb              []bool
+	mf              []float32
+	ms              []int
+}
+
+// sdpaFast computes SDPA by blocks of query rows that share a KV head: the
+// rows of the group's query heads, position-major (row r is position r/group
+// of head r%group), so K and V are read once per block. Per block:
+// scoresᵀ = K·(q·scale)ᵀ with the 6×16 kernel (keys as A rows), masking and
+// softmaxLine per row over the keys the causal mask leaves to the block,
+// then out = P·V. Summation order differs from the plain path; masking,
+// fully masked rows (NaN) and S = 0 (zeros) behave as there.
+func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
+	group := a.Hq / a.Hk
+	rows := group * a.L
+	nb := (rows + attnBlock - 1) / attnBlock
+	tasks := a.B * a.Hk * nb
+	scratch := make([][]float32, b.pool.n)
+	b.pool.each(tasks, 1, func(worker, lo, hi int) {
+		if scratch[worker] == nil {
+			scratch[worker] = make([]float32, attnBlock*(a.D+a.S+a.S))
+		}
+		buf := scratch[worker]
+		for t := lo; t < hi; t++ {
+			bi, kh, blk := t/(a.Hk*nb), t/nb%a.Hk, t%nb
+			r0 := blk * attnBlock
+			a.block(bi, kh, r0, min(r0+attnBlock, rows), buf, out)
+		}
+	})
+}
+
+// block computes rows [r0, r1) of KV head kh in batch bi.
+func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
+	group := a.Hq / a.Hk
+	n := r1 - r0
+	qt := buf[:a.D*16]             // (q·scale)ᵀ [D][16]
+	scores := buf[a.D*16:][:n*a.S] // [n][sMax]
+	clear(qt)
+	limit := func(r int) int {
+		if a.causal {
+			return min(max(a.S-a.L+r/group+1, 0), a.S)
+		}
+		return a.S
+	}
+	sMax := limit(r1 - 1)
+	for j := 0; j < n; j++ {
+		l, h := (r0+j)/group, kh*group+(r0+j)%group
+		qrow := a.q[((bi*a.Hq+h)*a.L+l)*a.D:][:a.D]
+		for d, v := range qrow {
+			qt[16*d+j] = v * a.scale
+		}
+	}
+	if sMax == 0 { // no keys (zeros, as the plain path), or all masked (NaN)
+		if a.S == 0 {
+			return
+		}
+		for j := 0; j < n; j++ {
+			a.outRow(out, bi, kh, r0+j, func(o []float32) {
+				for c := range o {
+					o[c] = float32(math.NaN())
+				}
+			})
+		}
+		return
+	}
+	kbase := (bi*a.Hk + kh) * a.S * a.D
+	vbase := (bi*a.Hk + kh) * a.S * a.Dv
+	var rowsA [6][]float32
+	var c [96]float32
+	for s0 := 0; s0 < sMax; s0 += 6 {
+		m := min(6, sMax-s0)
+		for i := 0; i < 6; i++ {
+			rowsA[i] = a.k[kbase+(s0+min(i, m-1))*a.D:][:a.D]
+		}
+		kern.gemm(&rowsA, qt, 16, a.D, widthFor(n), &c)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				scores[j*sMax+s0+i] = c[16*i+j]
+			}
+		}
+	}
+	inf := float32(math.Inf(-1))
+	for j := 0; j < n; j++ {
+		r := r0 + j
+		l, h := r/group, kh*group+r%group
+		row := scores[j*sMax : (j+1)*sMax]
+		lim := limit(r)
+		for s := lim; s < sMax; s++ {
+			row[s] = inf
+		}
+		if a.ms != nil {
+			base := bi*a.ms[0] + h*a.ms[1] + l*a.ms[2]
+			for s := 0; s < lim; s++ {
+				mi := base + s*a.ms[3]
+				if a.mb != nil && !a.mb[mi] {
+					row[s] = inf
+				} else if a.mf != nil {
+					row[s] += a.mf[mi]
+				}
+			}
+		}
+		softmaxLine(row)
+	}
+	// out rows = P [n, sMax] · V [sMax, Dv], 16 value columns at a time.
+	var vt []float32
+	if a.Dv%16 != 0 {
+		vt = buf[a.D*16+n*a.S:][:sMax*16]
+		clear(vt)
+		tail := a.Dv / 16 * 16
+		for s := 0; s < sMax; s++ {
+			copy(vt[16*s:], a.v[vbase+s*a.Dv+tail:vbase+(s+1)*a.Dv])
+		}
+	}
+	for ct := 0; ct*16 < a.Dv; ct++ {
+		cols := min(16, a.Dv-16*ct)
+		bt, ldb := a.v[vbase+16*ct:], a.Dv
+		if cols < 16 {
+			bt, ldb = vt, 16
+		}
+		for i0 := 0; i0 < n; i0 += 6 {
+			m := min(6, n-i0)
+			for i := 0; i < 6; i++ {
+				rowsA[i] = scores[(i0+min(i, m-1))*sMax:][:sMax]
+			}
+			kern.gemm(&rowsA, bt, ldb, sMax, widthFor(cols), &c)
+			for i := 0; i < m; i++ {
+				a.outRow(out, bi, kh, r0+i0+i, func(o []float32) {
+					copy(o[16*ct:16*ct+cols], c[16*i:])
+				})
+			}
+		}
+	}
+}
+
+// outRow calls f with the output row [Dv] of block row r.
+func (a *attnArgs) outRow(out []float32, bi, kh, r int, f func([]float32)) {
+	group := a.Hq / a.Hk
+	l, h := r/group, kh*group+r%group
+	f(out[((bi*a.Hq+h)*a.L+l)*a.Dv:][:a.Dv])
+}

@@ -1,0 +1,120 @@
+package gocpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"perch/engine/tensor"
+)
+
+// Plain and fast side by side in one run (compare within a run: this
+// machine is shared). Weight GB/s counts the bytes the kernels read: packed
+// words plus float32 scales and biases (or float32 dense weights).
+//
+//	go test -run '^$' -bench 'Linear|MatMul|SDPA' -benchtime 3x ./engine/gocpu
+
+func benchLinear(b *testing.B, rows, out, in, bits, gs int) {
+	r := rand.New(rand.NewSource(1))
+	l := randLinear(r, 0, out, in, bits, gs, false)
+	wbytes := float64(out * in * 4)
+	if bits != 0 {
+		wbytes = float64(out*in*bits/8 + 2*4*out*in/gs)
+	}
+	x := randFloats(r, rows*in, 1)
+	if rows == 1 && bits != 0 {
+		b.Run("read", func(b *testing.B) { benchRead(b, l, wbytes) })
+	}
+	for _, mode := range []string{"plain", "fast"} {
+		b.Run(mode, func(b *testing.B) {
+			be := New(Options{Plain: mode == "plain"})
+			defer be.Close()
+			xt := be.FromFloat32(x, []int{rows, in}, tensor.Float32)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				be.Linear(xt, l)
+			}
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(wbytes/sec/1e9, "wGB/s")
+			b.ReportMetric(2*float64(rows*out*in)/sec/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// benchRead is the roofline: the same weight bytes summed on all workers.
+func benchRead(b *testing.B, l *tensor.Linear, wbytes float64) {
+	be := New(Options{})
+	defer be.Close()
+	w, s, bi := l.W.(*T).u, l.Scales.(*T).f, l.Biases.(*T).f
+	sums := make([]uint32, be.pool.n)
+	for i := 0; i < b.N; i++ {
+		be.pool.each(len(w), 1<<16, func(worker, lo, hi int) {
+			var a0, a1, a2, a3 uint32
+			for k := lo; k+4 <= hi; k += 4 {
+				a0 += w[k]
+				a1 += w[k+1]
+				a2 += w[k+2]
+				a3 += w[k+3]
+			}
+			g0, g1 := lo*len(s)/len(w), hi*len(s)/len(w)
+			for k := g0; k < g1; k++ {
+				a0 += math.Float32bits(s[k]) ^ math.Float32bits(bi[k])
+			}
+			sums[worker] += a0 + a1 + a2 + a3
+		})
+	}
+	b.ReportMetric(wbytes/(b.Elapsed().Seconds()/float64(b.N))/1e9, "wGB/s")
+}
+
+// The E2B MLP matvec (decode), its 262144-row tied head, and the same MLP
+// weight against a 64-token prompt chunk (prefill).
+func BenchmarkLinearQ4Matvec(b *testing.B) { benchLinear(b, 1, 6144, 1536, 4, 64) }
+func BenchmarkLinearQ4Head(b *testing.B)   { benchLinear(b, 1, 262144, 1536, 4, 64) }
+func BenchmarkLinearQ4Matmul(b *testing.B) { benchLinear(b, 64, 6144, 1536, 4, 64) }
+func BenchmarkLinearQ8Matvec(b *testing.B) { benchLinear(b, 1, 6144, 1536, 8, 64) }
+func BenchmarkLinearQ8Matmul(b *testing.B) { benchLinear(b, 64, 6144, 1536, 8, 64) }
+func BenchmarkLinearF32Matvec(b *testing.B) {
+	benchLinear(b, 1, 6144, 1536, 0, 0)
+}
+func BenchmarkLinearF32Matmul(b *testing.B) { benchLinear(b, 64, 6144, 1536, 0, 0) }
+
+// A tower-style batched MatMul: [16 heads, 256, 64] @ [16, 64, 256].
+func BenchmarkMatMul(b *testing.B) {
+	r := rand.New(rand.NewSource(2))
+	fa, fb := randFloats(r, 16*256*64, 1), randFloats(r, 16*64*256, 1)
+	for _, mode := range []string{"plain", "fast"} {
+		b.Run(mode, func(b *testing.B) {
+			be := New(Options{Plain: mode == "plain"})
+			defer be.Close()
+			at := be.FromFloat32(fa, []int{16, 256, 64}, tensor.Float32)
+			bt := be.FromFloat32(fb, []int{16, 64, 256}, tensor.Float32)
+			for i := 0; i < b.N; i++ {
+				be.MatMul(at, bt)
+			}
+			b.ReportMetric(2*16*256*64*256/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// Causal prefill attention with E2B's sliding layers (8 query heads on one
+// KV head of 256) at L = S = 64 and 512, and one decode step at S = 512.
+func BenchmarkSDPA(b *testing.B) {
+	r := rand.New(rand.NewSource(3))
+	for _, c := range []struct{ L, S int }{{64, 64}, {512, 512}, {1, 512}} {
+		q := randFloats(r, 8*c.L*256, 1)
+		k, v := randFloats(r, c.S*256, 1), randFloats(r, c.S*256, 1)
+		for _, mode := range []string{"plain", "fast"} {
+			b.Run(fmt.Sprintf("L%d_S%d/%s", c.L, c.S, mode), func(b *testing.B) {
+				be := New(Options{Plain: mode == "plain"})
+				defer be.Close()
+				qt := be.FromFloat32(q, []int{1, 8, c.L, 256}, tensor.Float32)
+				kt := be.FromFloat32(k, []int{1, 1, c.S, 256}, tensor.Float32)
+				vt := be.FromFloat32(v, []int{1, 1, c.S, 256}, tensor.Float32)
+				for i := 0; i < b.N; i++ {
+					be.SDPA(qt, kt, vt, 1, tensor.Mask{Kind: tensor.MaskCausal})
+				}
+			})
+		}
+	}
+}
