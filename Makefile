@@ -30,6 +30,8 @@ deps:
 test: deps tokenizer-cache
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -E 'libmlxc|MLX [0-9]' || true
+	@$(MAKE) --no-print-directory screenshot
 
 bench: deps tokenizer-cache
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
@@ -47,6 +49,19 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "lint: staticcheck not installed, skipped"; fi
+
+# The real app under Xvfb with the tiny fixture model: an image attached through the drop
+# path, a question asked, the answer awaited; PNGs of the main window, the quick-ask popup,
+# the models and settings pages go to build/screenshots. Fails if the window never appears
+# or the answer never arrives.
+SCREENSHOT_MODEL ?= testdata/models/text-tiny
+screenshot: deps build
+	@sh bundle/screenshot.sh $(BIN) $(SCREENSHOT_MODEL) build/screenshots
+
+# macOS only: build/Perch.app with libmlxc/libmlx/mlx.metallib from Homebrew's mlx-c
+# (brew install mlx-c), Info.plist keys Fyne cannot add, audio-input entitlement, ad-hoc signed.
+bundle:
+	$(GO) run ./bundle/mkapp -out build
 
 clean:
 	rm -rf build
