@@ -38,15 +38,18 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	for n := 0; ; n++ {
 		stepStart := time.Now()
 		var next tensor.Tensor
+		var wait time.Duration // inside the backend's evaluation, not host work
 		if pipeline && n+1 < j.maxTok {
 			next = step(y, nil)
+			w := time.Now()
 			if err := b.AsyncEval(append(cacheState(caches), next)...); err != nil {
 				return "", fed, err
 			}
+			wait += time.Since(w)
 		}
 		w := time.Now()
 		ids, err := b.Int32s(y)
-		wait := time.Since(w)
+		wait += time.Since(w)
 		if err != nil {
 			return "", fed, fmt.Errorf("decode step %d: %w", n, err)
 		}
