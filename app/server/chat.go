@@ -1,0 +1,281 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"perch/engine"
+	"perch/media/fetch"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	gen, m := s.current()
+	status := "ok"
+	if gen == nil {
+		status = "no model loaded"
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": status, "model": m.ID})
+}
+
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func (s *Server) modelObject() (modelObject, bool) {
+	gen, m := s.current()
+	if gen == nil || m.ID == "" {
+		return modelObject{}, false
+	}
+	return modelObject{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: "perch"}, true
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	list := struct {
+		Object string        `json:"object"`
+		Data   []modelObject `json:"data"`
+	}{Object: "list", Data: []modelObject{}}
+	if m, ok := s.modelObject(); ok {
+		list.Data = append(list.Data, m)
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	m, ok := s.modelObject()
+	if !ok || m.ID != r.PathValue("id") {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
+			fmt.Sprintf("model %q is not loaded", truncate(r.PathValue("id"), 100)))
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// maxInlineMedia caps one base64 input_audio part (the fetch guard caps URLs).
+const maxInlineMedia = fetch.MaxImageAudioBytes
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	gen, model := s.current()
+	if gen == nil {
+		writeError(w, http.StatusServiceUnavailable, "server_error", "model", "model_not_loaded", "no model is loaded")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large",
+				fmt.Sprintf("the request body is over the %d-byte limit; send large media by URL", tooBig.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "reading the request body failed")
+		return
+	}
+	call, err := parseChatRequest(body, maxInlineMedia)
+	if err != nil {
+		s.badRequest(w, err)
+		return
+	}
+	if err := checkModalities(call, model); err != nil {
+		s.badRequest(w, err)
+		return
+	}
+	if err := s.fetchMedia(r.Context(), call); err != nil {
+		s.badRequest(w, err)
+		return
+	}
+	start := time.Now()
+	events, err := gen.Generate(r.Context(), call.req)
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		w.Header().Set("Retry-After", itoa(max(1, int(s.opts.RetryAfter/time.Second))))
+		writeError(w, http.StatusTooManyRequests, "requests", "", "rate_limit_exceeded",
+			"the model is busy: its request queue is full; retry shortly")
+		return
+	case errors.Is(err, engine.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "server_error", "", "model_not_loaded", "the model was unloaded")
+		return
+	case err != nil:
+		s.badRequest(w, err)
+		return
+	}
+	out := &completion{id: newID(), created: time.Now().Unix(), model: model.ID, includeUsage: call.includeUsage}
+	if call.stream {
+		s.stream(w, r, out, events)
+	} else {
+		s.complete(w, out, events)
+	}
+	s.logf("chat %s: %s in %v", out.id, out.outcome, time.Since(start).Round(time.Millisecond))
+}
+
+func (s *Server) badRequest(w http.ResponseWriter, err error) {
+	param := ""
+	var re *requestError
+	if errors.As(err, &re) {
+		param = re.param
+	}
+	writeError(w, http.StatusBadRequest, "invalid_request_error", param, "", err.Error())
+}
+
+// checkModalities refuses media the loaded model cannot take, instead of
+// letting it be dropped silently.
+func checkModalities(c *chatCall, m ModelInfo) error {
+	for i, msg := range c.req.Messages {
+		for _, p := range msg.Content {
+			ok := true
+			switch p.Type {
+			case engine.PartImage:
+				ok = m.Vision
+			case engine.PartAudio:
+				ok = m.Audio
+			case engine.PartVideo:
+				ok = m.Video
+			}
+			if !ok {
+				return badParam(fmt.Sprintf("messages[%d].content", i), "model %s does not accept %s input", m.ID, p.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// fetchMedia fills URL media parts through the fetch guard.
+func (s *Server) fetchMedia(ctx context.Context, c *chatCall) error {
+	for _, ref := range c.media {
+		kind := fetch.Image
+		switch ref.kind {
+		case engine.PartAudio:
+			kind = fetch.Audio
+		case engine.PartVideo:
+			kind = fetch.Video
+		}
+		data, err := s.fetcher.Fetch(ctx, ref.url, kind)
+		if err != nil {
+			return badParam(fmt.Sprintf("messages[%d].content[%d]", ref.msg, ref.part), "%s: %v", ref.kind, err)
+		}
+		part := &c.req.Messages[ref.msg].Content[ref.part]
+		part.Data = data
+		if !strings.HasPrefix(ref.url, "data:") {
+			part.Name = truncate(ref.url, 200)
+		}
+	}
+	return nil
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "chatcmpl-" + hex.EncodeToString(b[:])
+}
+
+// completion is one answer being built.
+type completion struct {
+	id           string
+	created      int64
+	model        string
+	includeUsage bool
+	outcome      string
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(st *engine.Stats) usage {
+	if st == nil {
+		return usage{}
+	}
+	return usage{st.PromptTokens, st.GeneratedTokens, st.PromptTokens + st.GeneratedTokens}
+}
+
+func finishReason(stop string) string {
+	if stop == engine.StopMaxTokens {
+		return "length"
+	}
+	return "stop"
+}
+
+type message struct {
+	Role             string `json:"role"`
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+}
+
+type choice struct {
+	Index        int       `json:"index"`
+	Message      message   `json:"message"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type response struct {
+	ID                string   `json:"id"`
+	Object            string   `json:"object"`
+	Created           int64    `json:"created"`
+	Model             string   `json:"model"`
+	SystemFingerprint *string  `json:"system_fingerprint"`
+	Choices           []choice `json:"choices"`
+	Usage             usage    `json:"usage"`
+}
+
+// complete answers a non-streaming request once generation ends.
+func (s *Server) complete(w http.ResponseWriter, c *completion, events <-chan engine.Event) {
+	var text, thinking strings.Builder
+	for ev := range events {
+		switch ev.Kind {
+		case engine.EventToken:
+			if ev.Token.Thinking {
+				thinking.WriteString(ev.Token.Text)
+			} else {
+				text.WriteString(ev.Token.Text)
+			}
+		case engine.EventError:
+			c.outcome = "error: " + errText(ev.Err)
+			drain(events)
+			writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation failed: "+errText(ev.Err))
+			return
+		case engine.EventDone:
+			drain(events)
+			if ev.StopReason == engine.StopCancelled {
+				c.outcome = "cancelled by the client"
+				return
+			}
+			c.outcome = finishReason(ev.StopReason)
+			writeJSON(w, http.StatusOK, response{
+				ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+				Choices: []choice{{Message: message{Role: "assistant", Content: text.String(), ReasoningContent: thinking.String()},
+					FinishReason: finishReason(ev.StopReason)}},
+				Usage: usageOf(ev.Stats),
+			})
+			return
+		}
+	}
+	c.outcome = "error: no result"
+	writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation ended without a result")
+}
+
+func drain(events <-chan engine.Event) {
+	for range events {
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
