@@ -159,6 +159,9 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		return out.fail(stderr, err)
 	}
 	defer e.Close()
+	if unknown := e.Info().Unknown; len(unknown) > 0 {
+		fmt.Fprintf(stderr, "perch: note: the checkpoint has %d tensors this model does not use (first: %s)\n", len(unknown), unknown[0])
+	}
 	var dumpErr error
 	if f.dumpLogits != "" {
 		req.DumpLogits = func(v []float32) {

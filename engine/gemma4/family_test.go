@@ -9,6 +9,7 @@ import (
 	"perch/engine/gemma4"
 	"perch/engine/gemma4/synth"
 	"perch/engine/gocpu"
+	"perch/engine/safetensors"
 )
 
 // familyConfig derives a tiny config of each Gemma-4 family from the
@@ -77,5 +78,36 @@ func TestFamiliesCacheConsistency(t *testing.T) {
 			mp.Close()
 			mf.Close()
 		}
+	}
+}
+
+// TestUnknownTensorsReported: a tensor no config field asks for is listed.
+func TestUnknownTensorsReported(t *testing.T) {
+	dir := t.TempDir()
+	if err := synth.Write(dir, familyConfig(t, families["31b"]), synth.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "model.safetensors")
+	m, err := safetensors.Map(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []safetensors.Tensor
+	for _, n := range m.Names() {
+		ti := m.Tensors[n]
+		ts = append(ts, safetensors.Tensor{Name: n, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), m.Bytes(ti)...)})
+	}
+	m.Close()
+	ts = append(ts, safetensors.Tensor{Name: "language_model.model.layers.0.mystery.weight", DType: "F32", Shape: []int{1}, Data: make([]byte, 4)})
+	if err := safetensors.Write(path, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	model, err := gemma4.Load(gocpu.New(gocpu.Options{}), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	if len(model.Unknown) != 1 || model.Unknown[0] != "language_model.model.layers.0.mystery.weight" {
+		t.Fatalf("unknown tensors %v", model.Unknown)
 	}
 }
