@@ -85,7 +85,7 @@ func (r *renderer) eval(x expr, sc *scope) Value {
 			return r.eval(x.r, sc)
 		case "~":
 			a, b := r.str(r.eval(x.l, sc)), r.str(r.eval(x.r, sc))
-			r.charge(int64(len(a) + len(b)))
+			r.newString(int64(len(a) + len(b)))
 			return a + b
 		}
 		return r.arith(x.op, r.eval(x.l, sc), r.eval(x.r, sc), x.line)
@@ -414,7 +414,7 @@ func (r *renderer) arith(op string, a, b Value, line int) Value {
 		switch x := a.(type) {
 		case string:
 			if y, ok := b.(string); ok {
-				r.charge(int64(len(x) + len(y)))
+				r.newString(int64(len(x) + len(y)))
 				return x + y
 			}
 		case *List:
@@ -445,10 +445,10 @@ func (r *renderer) repeat(v Value, n int64, line int) Value {
 	n = max(n, 0)
 	switch x := v.(type) {
 	case string:
-		if len(x) > 0 && n > (r.lim.Alloc-r.alloc)/int64(len(x)) {
+		if len(x) > 0 && n > int64(r.lim.Output)/int64(len(x)) {
 			r.limit("line %d: string repeated %d times", line, n)
 		}
-		r.charge(int64(len(x)) * n)
+		r.newString(int64(len(x)) * n)
 		return strings.Repeat(x, int(n))
 	case *List:
 		if len(x.Items) > 0 && n > (r.lim.Alloc-r.alloc)/int64(16*len(x.Items)) {

@@ -46,7 +46,7 @@ func (r *renderer) exec(n node, sc *scope) ctl {
 		sc.set(n.target, v)
 	case *macroNode:
 		m := *n.m
-		m.scope = sc
+		m.scope, sc.captured = sc, true
 		sc.set(m.name, &m)
 	case *callBlockNode:
 		fn := r.eval(n.call.fn, sc)
@@ -55,7 +55,7 @@ func (r *renderer) exec(n node, sc *scope) ctl {
 			r.fail("line %d: {%% call %%} needs a macro, got %s", n.line, typeName(fn))
 		}
 		caller := *n.m
-		caller.scope = sc
+		caller.scope, sc.captured = sc, true
 		bound := *m
 		bound.caller = &caller
 		args, kw := r.args(n.call.args, n.call.kw, n.call.kwv, sc)
@@ -148,10 +148,17 @@ func (r *renderer) execFor(n *forNode, sc *scope) {
 		r.execBody(n.els, sc)
 		return
 	}
+	// One scope serves every iteration (cleared in between: Jinja2 starts
+	// each iteration afresh), unless a macro defined in the body kept it.
 	loop := &loopObj{items: items}
+	s := &scope{vars: make(map[string]Value, 2+len(n.targets)), parent: sc}
 	for i, it := range items {
 		r.tick()
-		s := &scope{vars: make(map[string]Value, 2+len(n.targets)), parent: sc}
+		if s.captured {
+			s = &scope{vars: make(map[string]Value, 2+len(n.targets)), parent: sc}
+		} else if i > 0 {
+			clear(s.vars)
+		}
 		bind(s, it)
 		loop.i = i
 		s.vars["loop"] = loop
@@ -271,7 +278,7 @@ func (r *renderer) callMacro(m *Macro, args []Value, kw *Dict) string {
 			s.vars[p] = Undefined{Name: p}
 		}
 	}
-	s.vars["varargs"] = &List{Items: extra}
+	s.vars["varargs"] = &List{Items: extra, Tuple: true}
 	s.vars["kwargs"] = kwargs
 	if m.caller != nil {
 		s.vars["caller"] = m.caller

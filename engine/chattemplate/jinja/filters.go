@@ -193,12 +193,13 @@ func fDictsort(r *renderer, v Value, a []Value, kw *Dict) Value {
 	}
 	items := r.dictItems(d).Items
 	r.steps += len(items)
-	slices.SortStableFunc(items, func(x, y Value) int {
-		return r.compare(sortKey(x.(*List).Items[pos], cs), sortKey(y.(*List).Items[pos], cs))
-	})
+	sign := 1
 	if boolArg(a, kw, 2, "reverse") {
-		slices.Reverse(items)
+		sign = -1 // Python's sorted(reverse=True) keeps equal keys in order
 	}
+	slices.SortStableFunc(items, func(x, y Value) int {
+		return sign * r.compare(sortKey(x.(*List).Items[pos], cs), sortKey(y.(*List).Items[pos], cs))
+	})
 	return &List{Items: items}
 }
 

@@ -19,10 +19,10 @@ type jsonOptions struct {
 
 // toJSON is Python's json.dumps as HF's tojson filter calls it.
 func (r *renderer) toJSON(v Value, opt jsonOptions) string {
-	b := &boundedBuilder{max: int(min(r.lim.Alloc-r.alloc, 1<<40))}
+	b := &boundedBuilder{max: int(min(r.lim.Alloc-r.alloc, int64(r.lim.Output)))}
 	r.writeJSON(b, v, opt, 0)
 	if b.over {
-		r.limit("more than %d MiB allocated (tojson of a huge value)", r.lim.Alloc>>20)
+		r.limit("tojson of a value larger than %d MiB", r.lim.Output>>20)
 	}
 	r.charge(int64(b.Len()))
 	return b.String()
@@ -369,7 +369,7 @@ func (r *renderer) printf(format string, args Value) string {
 		}
 		i = j
 	}
-	r.charge(int64(b.Len()))
+	r.newString(int64(b.Len()))
 	return b.String()
 }
 
@@ -424,7 +424,10 @@ func (r *renderer) strFormat(format string, args []Value, kw *Dict) string {
 			}
 		}
 		b.WriteString(r.str(v))
+		if b.Len() > r.lim.Output {
+			r.newString(int64(b.Len()))
+		}
 	}
-	r.charge(int64(b.Len()))
+	r.newString(int64(b.Len()))
 	return b.String()
 }

@@ -313,16 +313,16 @@ func (r *renderer) replace(s, old, nw string, n int) string {
 	if n >= 0 && n < count {
 		count = n
 	}
-	r.charge(int64(len(s)) + int64(count)*int64(max(len(nw)-len(old), 0)))
+	r.newString(int64(len(s)) + int64(count)*int64(max(len(nw)-len(old), 0)))
 	return strings.Replace(s, old, nw, n)
 }
 
 func (r *renderer) join(parts []string, sep string) string {
-	size := int64(len(sep) * max(len(parts)-1, 0))
+	size := int64(len(sep)) * int64(max(len(parts)-1, 0))
 	for _, p := range parts {
 		size += int64(len(p))
 	}
-	r.charge(size)
+	r.newString(size)
 	return strings.Join(parts, sep)
 }
 

@@ -165,12 +165,21 @@ func (r *renderer) charge(n int64) {
 	r.alloc += n
 }
 
+// newString accounts for a string of n bytes about to be built; no single
+// string may be larger than the output limit.
+func (r *renderer) newString(n int64) {
+	if n > int64(r.lim.Output) {
+		r.limit("a string of %d MiB (more than the %d MiB output limit)", n>>20, r.lim.Output>>20)
+	}
+	r.charge(n)
+}
+
 func (r *renderer) write(s string) {
 	if s == "" {
 		return
 	}
 	r.charge(int64(len(s)))
-	if r.capture == 0 && r.out.Len()+len(s) > r.lim.Output {
+	if r.out.Len()+len(s) > r.lim.Output {
 		r.limit("output larger than %d MiB", r.lim.Output>>20)
 	}
 	r.out.WriteString(s)
@@ -184,10 +193,10 @@ func (r *renderer) str(v Value) string {
 	if _, ok := v.(Undefined); ok {
 		return ""
 	}
-	b := &boundedBuilder{max: int(min(r.lim.Alloc-r.alloc, 1<<40))}
+	b := &boundedBuilder{max: int(min(r.lim.Alloc-r.alloc, int64(r.lim.Output)))}
 	writeRepr(b, v, 0)
 	if b.over {
-		r.limit("more than %d MiB allocated (printing a huge value)", r.lim.Alloc>>20)
+		r.limit("printing a value larger than %d MiB", r.lim.Output>>20)
 	}
 	r.charge(int64(b.Len()))
 	return b.String()
@@ -196,6 +205,8 @@ func (r *renderer) str(v Value) string {
 type scope struct {
 	vars   map[string]Value
 	parent *scope
+	// captured: a macro closes over this scope, so a loop must not reuse it.
+	captured bool
 }
 
 func (s *scope) lookup(name string) (Value, bool) {

@@ -135,12 +135,10 @@ func (r *renderer) runTest(name string, v Value, args []Value, line int) bool {
 	case "escaped":
 		return false
 	case "filter":
-		need(1)
-		_, ok := filters[r.str(args[0])]
+		_, ok := filters[r.str(v)]
 		return ok
 	case "test":
-		need(1)
-		return knownTests[r.str(args[0])]
+		return knownTests[r.str(v)]
 	}
 	r.fail("line %d: no test named %q", line, name)
 	return false
