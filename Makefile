@@ -48,6 +48,7 @@ fuzz:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	$(GO) run ./bundle/darwincheck ./...
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "lint: staticcheck not installed, skipped"; fi
 
 # The real app under Xvfb with the tiny fixture model: an image attached through the drop

@@ -178,3 +178,7 @@ func decodeGIF(r *bytes.Reader, info Info) (image.Image, error) {
 	}
 	return canvas, nil
 }
+
+// FromImage converts an already decoded image (such as a platform-rendered
+// video frame) to RGB with the same rules as Decode.
+func FromImage(m image.Image) *RGB { return toRGB(m, false) }
