@@ -21,7 +21,9 @@ func cacheWithTinyModel(t *testing.T) *hub.Hub {
 	h := hub.New()
 	h.Dir = filepath.Join(t.TempDir(), "hub")
 	h.Offline = true
-	h.Memory = func() (hub.Budget, error) { return hub.Budget{TotalRAM: 64 << 30, Usable: 48 << 30, Source: "test budget"}, nil }
+	h.Memory = func() (hub.Budget, error) {
+		return hub.Budget{TotalRAM: 64 << 30, Usable: 48 << 30, Source: "test budget"}, nil
+	}
 	commit := strings.Repeat("c0ffee", 6) + "c0ff"
 	repo := filepath.Join(h.Dir, "models--org--tiny")
 	snap := filepath.Join(repo, "snapshots", commit)
@@ -73,7 +75,9 @@ func TestModelsListFitRemove(t *testing.T) {
 		}
 	}
 	t.Logf("perch models fit org/tiny --context 2048:\n%s", out)
-	h.Memory = func() (hub.Budget, error) { return hub.Budget{TotalRAM: 1 << 20, Usable: 1 << 20, Source: "tiny budget"}, nil }
+	h.Memory = func() (hub.Budget, error) {
+		return hub.Budget{TotalRAM: 1 << 20, Usable: 1 << 20, Source: "tiny budget"}, nil
+	}
 	if code, out, errs = models(h, "fit", "org/tiny"); code != 1 || !strings.Contains(errs, "does not fit") {
 		t.Fatalf("fit over budget: %d\n%s%s", code, out, errs)
 	}
