@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -265,10 +266,17 @@ func TestBombsRefusedFromHeader(t *testing.T) {
 	ihdr = binary.BigEndian.AppendUint32(ihdr, 100000)
 	ihdr = append(ihdr, 8, 2, 0, 0, 0)
 	b := append([]byte("\x89PNG\r\n\x1a\n"), chunk("IHDR", ihdr)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	_, _, err := Decode(context.Background(), b, DefaultLimits)
+	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("want ErrTooLarge, got %v", err)
 	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 1<<20 {
+		t.Fatalf("refusing a 100000x100000 header allocated %d bytes", a)
+	}
+	t.Logf("PNG bomb: %v", err)
 	// A GIF whose logical screen is 65535 x 65535.
 	g := []byte("GIF89a\xff\xff\xff\xff\x00\x00\x00;")
 	if _, _, err := Decode(context.Background(), g, DefaultLimits); !errors.Is(err, ErrTooLarge) {
