@@ -83,8 +83,7 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 	}
 	for _, o := range v.segs {
 		if cb, ok := o.(*codeBlock); ok {
-			head := cb.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[1].(*fyne.Container)
-			test.Tap(head.Objects[2].(*widget.Button))
+			test.Tap(cb.copy)
 		}
 	}
 	if got := h.app.Clipboard().Content(); got != "fmt.Println(1)" {

@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -34,7 +35,8 @@ type chatView struct {
 func newChatView(e *env, win fyne.Window, placeholder string) *chatView {
 	v := &chatView{env: e, win: win}
 	v.list = container.NewVBox()
-	v.scroll = container.NewVScroll(container.NewPadded(v.list))
+	// Extra room on the right keeps text clear of the scroll bar.
+	v.scroll = container.NewVScroll(container.New(layout.NewCustomPaddedLayout(8, 8, 10, 18), v.list))
 	hint := widget.NewLabelWithStyle("Ask anything, or drop a photo, a voice memo or a video here.",
 		fyne.TextAlignCenter, fyne.TextStyle{})
 	hint.Importance = widget.LowImportance

@@ -14,10 +14,14 @@ import (
 // chip shows one attachment: a thumbnail or icon, its name, a detail line
 // (duration, size) and, while composing, a remove button.
 type chip struct {
-	*fyne.Container
-	att    Attachment
-	remove *widget.Button // nil in sent messages
+	widget.BaseWidget
+	att     Attachment
+	remove  *widget.Button // nil in sent messages
+	content fyne.CanvasObject
 }
+
+// CreateRenderer implements fyne.Widget.
+func (c *chip) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(c.content) }
 
 const thumbSize = 44
 
@@ -48,7 +52,8 @@ func newChip(a Attachment, onRemove func()) *chip {
 	bg.CornerRadius = 10
 	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	c.Container = container.NewStack(bg, container.NewPadded(row))
+	c.content = container.NewStack(bg, container.NewPadded(row))
+	c.ExtendBaseWidget(c)
 	return c
 }
 
@@ -108,6 +113,15 @@ func shorten(s string, n int) string {
 	return string(r[:keep*2/3]) + "…" + string(r[len(r)-(keep-keep*2/3):])
 }
 
+// clip cuts s to n runes, ending with "…" when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
 // tightVBox stacks objects vertically with no padding.
 type tightVBox struct{}
 
@@ -129,4 +143,26 @@ func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		s.Height += m.Height
 	}
 	return s
+}
+
+// maxWidth centres its child at most width wide (and as tall as it needs at
+// that width), so wrapped text reads as a column on a wide window.
+type maxWidth struct{ width float32 }
+
+func (l *maxWidth) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	w := min(size.Width, l.width)
+	for _, o := range objs {
+		o.Resize(fyne.NewSize(w, o.MinSize().Height))
+		h := min(o.MinSize().Height, size.Height) // wrapped text knows its height once it has a width
+		o.Resize(fyne.NewSize(w, h))
+		o.Move(fyne.NewPos((size.Width-w)/2, max(0, (size.Height-h)/2)))
+	}
+}
+
+func (l *maxWidth) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		s = s.Max(o.MinSize())
+	}
+	return fyne.NewSize(min(s.Width, l.width), s.Height)
 }

@@ -32,6 +32,7 @@ type composer struct {
 	win     fyne.Window
 	entry   *chatEntry
 	chips   *fyne.Container
+	chipRow *container.Scroll
 	pending []Attachment
 	working int // attachments still being read
 
@@ -86,7 +87,8 @@ func newComposer(e *env, win fyne.Window, placeholder string) *composer {
 	left := container.NewVBox(c.attach)
 	right := container.NewHBox(container.NewVBox(c.mic), container.NewVBox(container.NewStack(c.send, c.stop)))
 	row := container.NewBorder(nil, nil, left, right, c.input)
-	box := container.NewStack(bg, container.NewPadded(container.NewVBox(container.NewHScroll(c.chips), row)))
+	c.chipRow = container.NewHScroll(c.chips)
+	box := container.NewStack(bg, container.NewPadded(container.NewVBox(c.chipRow, row)))
 	c.root = container.NewVBox(c.notice, box)
 	c.refreshChips()
 	return c
@@ -186,9 +188,9 @@ func (c *composer) refreshChips() {
 		c.chips.Add(newChip(a, func() { c.removeAt(i) }))
 	}
 	if len(c.pending) == 0 {
-		c.chips.Hide()
+		c.chipRow.Hide()
 	} else {
-		c.chips.Show()
+		c.chipRow.Show()
 	}
 	c.chips.Refresh()
 }

@@ -292,7 +292,7 @@ func (m *fakeModel) Use(id string) error {
 	return nil
 }
 func (m *fakeModel) Preload() { m.mu.Lock(); m.preloads++; m.mu.Unlock() }
-func (m *fakeModel) Unload() { s := m.State(); s.Loaded = false; m.set(s) }
+func (m *fakeModel) Unload()  { s := m.State(); s.Loaded = false; m.set(s) }
 
 // fakeCatalog serves a fixed list and lets tests push download progress.
 type fakeCatalog struct {

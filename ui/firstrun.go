@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -30,17 +32,19 @@ type firstRun struct {
 
 func newFirstRun(e *env, win fyne.Window) *firstRun {
 	f := &firstRun{env: e, win: win}
-	welcome := widget.NewLabelWithStyle("Welcome to Perch", fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
-	intro := widget.NewLabelWithStyle("Perch chats with Google's Gemma on this computer: nothing you type, show or say leaves it.\nTo begin, get a model.",
+	welcome := widget.NewRichText(&widget.TextSegment{Text: "Welcome to Perch",
+		Style: widget.RichTextStyle{Alignment: fyne.TextAlignCenter, SizeName: theme.SizeNameHeadingText, TextStyle: fyne.TextStyle{Bold: true}}})
+	intro := widget.NewLabelWithStyle("Perch chats with Google's Gemma right on this computer. Nothing you type, show or say leaves it. To begin, get a model.",
 		fyne.TextAlignCenter, fyne.TextStyle{})
 	intro.Wrapping = fyne.TextWrapWord
-	f.title = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
-	f.detail = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
-	f.detail.Importance = widget.LowImportance
+	f.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	f.detail = widget.NewLabel("")
+	f.detail.Wrapping = fyne.TextWrapWord
 	f.progress = widget.NewProgressBar()
-	f.rate = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	f.progress.Hide()
+	f.rate = widget.NewLabel("")
 	f.rate.Importance = widget.LowImportance
-	f.errText = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	f.errText = widget.NewLabel("")
 	f.errText.Importance = widget.DangerImportance
 	f.errText.Wrapping = fyne.TextWrapWord
 	f.download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
@@ -52,9 +56,24 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 			}
 		}, win)
 	})
-	card := container.NewVBox(welcome, intro, widget.NewSeparator(), f.title, f.detail,
-		f.progress, f.rate, f.errText, container.NewCenter(container.NewHBox(f.download, f.folder)))
-	f.root = container.NewCenter(container.NewGridWrap(fyne.NewSize(460, 360), container.NewPadded(card)))
+	f.folder.Importance = widget.LowImportance
+	bg := canvas.NewRectangle(themeColor(colorCard))
+	bg.CornerRadius = 12
+	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
+	bg.StrokeWidth = 1
+	card := container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(
+		container.NewHBox(f.title, badge("Recommended", theme.ColorNamePrimary)),
+		f.detail, f.progress, f.rate, f.errText,
+		container.NewHBox(f.download, layout.NewSpacer(), f.folder)))))
+	var top []fyne.CanvasObject
+	if e.icon != nil {
+		icon := canvas.NewImageFromResource(e.icon)
+		icon.FillMode = canvas.ImageFillContain
+		icon.SetMinSize(fyne.NewSquareSize(96))
+		top = append(top, container.NewCenter(icon))
+	}
+	top = append(top, welcome, intro, layout.NewSpacer(), card)
+	f.root = container.New(&maxWidth{width: 520}, container.NewVBox(top...))
 	e.catalog.Watch(func(m CatalogModel) {
 		e.do(func() {
 			if m.ID == f.rec.ID {
@@ -92,7 +111,7 @@ func (f *firstRun) show(m CatalogModel) {
 		return
 	}
 	f.title.SetText(m.Name)
-	f.detail.SetText(fmt.Sprintf("%s · %s download · %s", m.Blurb, byteSize(m.DiskBytes), senses(m)))
+	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, byteSize(m.DiskBytes), byteSize(m.RAMBytes)))
 	f.errText.SetText("")
 	d := m.Download
 	switch {

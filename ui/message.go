@@ -47,6 +47,7 @@ func newMessageView(m Message, acts messageActions) *messageView {
 	v.think = widget.NewAccordion(widget.NewAccordionItem("Thoughts", v.thinkTx))
 	v.status = widget.NewLabel("")
 	v.status.Importance = widget.LowImportance
+	v.status.Hide()
 	v.note = container.NewVBox()
 	v.stats = canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder))
 	v.stats.TextSize = theme.Size(theme.SizeNameCaptionText)
@@ -238,16 +239,17 @@ func newSegment(s segment, copyFn func(string)) fyne.CanvasObject {
 	if lang == "" {
 		lang = "code"
 	}
-	var box *codeBlock
-	btn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { copyFn(box.code.Text) })
-	btn.Importance = widget.LowImportance
+	box := &codeBlock{code: code}
+	box.copy = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { copyFn(box.code.Text) })
+	box.copy.Importance = widget.LowImportance
 	bg := canvas.NewRectangle(themeColor(colorCode))
 	bg.CornerRadius = 8
 	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	head := container.NewHBox(caption(lang), layout.NewSpacer(), btn)
-	box = &codeBlock{code: code, Container: container.NewStack(bg,
-		container.NewPadded(container.NewBorder(head, nil, nil, nil, container.NewHScroll(code))))}
+	head := container.NewHBox(caption(lang), layout.NewSpacer(), box.copy)
+	box.content = container.NewStack(bg,
+		container.NewPadded(container.NewBorder(head, nil, nil, nil, container.NewHScroll(code))))
+	box.ExtendBaseWidget(box)
 	return box
 }
 
@@ -264,9 +266,14 @@ func setSegment(o fyne.CanvasObject, s segment) {
 
 // codeBlock is a monospace, selectable code block with a Copy button.
 type codeBlock struct {
-	*fyne.Container
-	code *widget.Label
+	widget.BaseWidget
+	code    *widget.Label
+	copy    *widget.Button
+	content fyne.CanvasObject
 }
+
+// CreateRenderer implements fyne.Widget.
+func (b *codeBlock) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(b.content) }
 
 func caption(s string) *canvas.Text {
 	t := canvas.NewText(s, theme.Color(theme.ColorNamePlaceHolder))

@@ -186,22 +186,27 @@ func (p *recorderPanel) finish(keep bool) {
 
 // levelMeter is a horizontal bar showing the microphone level.
 type levelMeter struct {
-	*fyne.Container
+	widget.BaseWidget
 	track, fill *canvas.Rectangle
+	box         *fyne.Container
 	level       float64
 }
+
+// CreateRenderer implements fyne.Widget.
+func (m *levelMeter) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(m.box) }
 
 func newLevelMeter() *levelMeter {
 	m := &levelMeter{track: canvas.NewRectangle(themeColor(theme.ColorNameSeparator)),
 		fill: canvas.NewRectangle(themeColor(colorMeter))}
 	m.track.CornerRadius, m.fill.CornerRadius = 3, 3
-	m.Container = container.New(meterLayout{m}, m.track, m.fill)
+	m.box = container.New(meterLayout{m}, m.track, m.fill)
+	m.ExtendBaseWidget(m)
 	return m
 }
 
 func (m *levelMeter) set(l float64) {
 	m.level = min(max(l, 0), 1)
-	meterLayout{m}.Layout(nil, m.Size())
+	meterLayout{m}.Layout(nil, m.box.Size())
 	m.fill.Refresh()
 }
 

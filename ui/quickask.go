@@ -49,7 +49,7 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 	q.comp.onSend = q.send
 	q.comp.onStop = q.stop
 	q.answer = container.NewVBox()
-	q.scroll = container.NewVScroll(container.NewPadded(q.answer))
+	q.scroll = container.NewVScroll(container.New(layout.NewCustomPaddedLayout(4, 4, 8, 16), q.answer))
 	q.scroll.SetMinSize(fyne.NewSize(quickWidth, 300))
 	q.model = widget.NewLabel("")
 	q.model.Importance = widget.LowImportance
@@ -124,6 +124,14 @@ func (q *QuickAsk) Submit() { q.comp.submit() }
 // Busy reports whether an answer is streaming.
 func (q *QuickAsk) Busy() bool { return q.live != nil }
 
+// Answer is the last answer shown.
+func (q *QuickAsk) Answer() (Message, bool) {
+	if q.last == nil {
+		return Message{}, false
+	}
+	return q.last.msg, true
+}
+
 // AnswerText is the answer shown so far.
 func (q *QuickAsk) AnswerText() string {
 	if q.last == nil {
@@ -156,6 +164,9 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 	q.convID = r.ConversationID
 	q.answer.Objects = nil
 	q.mirror = nil
+	question := widget.NewLabelWithStyle(clip(text, 300), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	question.Wrapping = fyne.TextWrapWord
+	q.answer.Add(question)
 	a := r.Assistant
 	a.State = Streaming
 	acts := messageActions{stop: q.stop, copy: q.env.copy, regenerate: func(Message) {}}

@@ -76,32 +76,31 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 
-	row := func(label string, w fyne.CanvasObject) *widget.FormItem { return widget.NewFormItem(label, w) }
 	withValue := func(s *widget.Slider, l *widget.Label) fyne.CanvasObject {
 		return container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(48, 36), l), s)
 	}
-	model := widget.NewForm(
-		row("Default model", v.model),
-		row("System prompt", v.system),
-		row("Thinking", v.thinking),
+	model := form(
+		"Default model", v.model,
+		"System prompt", v.system,
+		"Thinking", v.thinking,
 	)
-	gen := widget.NewForm(
-		row("Temperature", withValue(v.temp, v.tempVal)),
-		row("Top-p", withValue(v.topP, v.topPVal)),
-		row("Top-k", v.topK),
-		row("Max tokens", v.maxTokens),
+	gen := form(
+		"Temperature", withValue(v.temp, v.tempVal),
+		"Top-p", withValue(v.topP, v.topPVal),
+		"Top-k", v.topK,
+		"Max tokens", v.maxTokens,
 	)
-	media := widget.NewForm(
-		row("Image detail", v.budget),
-		row("Video frames/s", v.fps),
-		row("Max video frames", v.frames),
+	media := form(
+		"Image detail", v.budget,
+		"Video frames/s", v.fps,
+		"Max video frames", v.frames,
 	)
-	app := widget.NewForm(
-		row("Quick-ask hotkey", v.hotkey),
-		row("Launch at login", v.login),
-		row("Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir)),
-		row("Local API", v.api),
-		row("API port", v.port),
+	app := form(
+		"Quick-ask hotkey", v.hotkey,
+		"Launch at login", v.login,
+		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
+		"Local API", v.api,
+		"API port", v.port,
 	)
 	save := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), v.save)
 	save.Importance = widget.HighImportance
@@ -117,8 +116,41 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	return v
 }
 
+// form lays out label/widget pairs with one label column width for every
+// section, so the settings page reads as one aligned form.
+func form(pairs ...any) fyne.CanvasObject {
+	rows := container.NewVBox()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		l := widget.NewLabelWithStyle(pairs[i].(string), fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		rows.Add(container.New(&labeledRow{labelWidth: 150}, l, pairs[i+1].(fyne.CanvasObject)))
+	}
+	return rows
+}
+
+// labeledRow puts a fixed-width label left of a widget that takes the rest.
+type labeledRow struct{ labelWidth float32 }
+
+func (r *labeledRow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	pad := theme.Padding()
+	lh := objs[0].MinSize().Height
+	wh := objs[1].MinSize().Height
+	y := float32(0) // top-aligned beside tall widgets, centred beside one-line ones
+	if wh <= lh*1.5 {
+		y = (wh - lh) / 2
+	}
+	objs[0].Move(fyne.NewPos(0, y))
+	objs[0].Resize(fyne.NewSize(r.labelWidth, lh))
+	objs[1].Move(fyne.NewPos(r.labelWidth+pad, 0))
+	objs[1].Resize(fyne.NewSize(size.Width-r.labelWidth-pad, size.Height))
+}
+
+func (r *labeledRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	w := objs[1].MinSize()
+	return fyne.NewSize(r.labelWidth+theme.Padding()+w.Width, max(w.Height, objs[0].MinSize().Height))
+}
+
 func heading(s string) fyne.CanvasObject {
-	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true, Symbol: false})
+	return widget.NewRichText(&widget.TextSegment{Text: s, Style: widget.RichTextStyleHeading})
 }
 
 func section(title string, body fyne.CanvasObject) fyne.CanvasObject {
@@ -146,6 +178,9 @@ func (v *settingsView) load() {
 	}
 	sort.Strings(names)
 	v.model.Options = names
+	if len(names) > 0 {
+		v.model.PlaceHolder = "Choose the model new chats use"
+	}
 	v.model.ClearSelected()
 	for n, id := range v.modelIDs {
 		if id == s.DefaultModel {

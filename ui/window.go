@@ -20,6 +20,7 @@ type Deps struct {
 	// local API); its error is shown under the form.
 	ApplySettings      func(old, new Settings) error
 	LoginItemSupported bool
+	Icon               fyne.Resource // the app icon, for the welcome page
 }
 
 // env is what every view shares: services, and how to reach the UI
@@ -33,6 +34,7 @@ type env struct {
 	settings       SettingsStore
 	applySettings  func(old, new Settings) error
 	loginSupported bool
+	icon           fyne.Resource
 	do             func(func())
 	run            func(func())
 }
@@ -54,7 +56,7 @@ func New(a fyne.App, d Deps) *UI {
 
 func build(a fyne.App, d Deps, do, run func(func())) *UI {
 	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
-		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, do: do, run: run}
+		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run}
 	u := &UI{env: e}
 	u.Main = newMainWindow(e)
 	return u
@@ -160,6 +162,15 @@ func (mw *MainWindow) Submit() { mw.chat.comp.submit() }
 
 // Busy reports whether an answer is streaming.
 func (mw *MainWindow) Busy() bool { return mw.chat.live != nil }
+
+// LastMessage is the last message shown in the chat.
+func (mw *MainWindow) LastMessage() (Message, bool) {
+	vs := mw.chat.views
+	if len(vs) == 0 {
+		return Message{}, false
+	}
+	return vs[len(vs)-1].msg, true
+}
 
 // PendingAttachments counts chips in the composer.
 func (mw *MainWindow) PendingAttachments() int { return len(mw.chat.comp.pending) }

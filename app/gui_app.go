@@ -1,0 +1,236 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/dialog"
+
+	"perch/app/chat"
+	"perch/app/history"
+	"perch/app/hub"
+	"perch/assets"
+	"perch/engine"
+	"perch/ui"
+)
+
+// AppID is Perch's bundle id, and Version its version (both also in
+// FyneApp.toml; bundle_test checks they agree).
+const (
+	AppID   = "io.perch.app"
+	Version = "0.1.0"
+)
+
+// gui is the running app: the services and the windows they drive.
+type gui struct {
+	app      fyne.App
+	ui       *ui.UI
+	store    *history.Store
+	rt       *chat.Runtime
+	catalog  *catalog
+	settings ui.PrefsSettings
+	hotkey   globalHotkey
+	login    loginItem
+	trayOK   bool
+}
+
+// startGUI builds the app and runs it until Quit; it returns the exit code.
+func startGUI(f guiFlags) int {
+	started := time.Now()
+	// What FyneApp.toml says, for builds made with plain go build.
+	fyneapp.SetMetadata(fyne.AppMetadata{ID: AppID, Name: "Perch", Version: Version, Build: 1,
+		Icon: assets.AppIcon, Migrations: map[string]bool{"fyneDo": true}})
+	a := fyneapp.NewWithID(AppID)
+	a.SetIcon(assets.AppIcon)
+	a.Settings().SetTheme(ui.NewTheme())
+	g := &gui{app: a, settings: ui.PrefsSettings{P: a.Preferences()}, login: newLoginItem()}
+
+	dir := f.dataDir
+	if dir == "" {
+		dir = dataDir()
+	}
+	var warnings []string
+	store, rec, err := history.Open(dir)
+	switch {
+	case errors.Is(err, history.ErrNewerSchema):
+		warnings = append(warnings, err.Error()+". This session's chats will not be kept.")
+		store, _, err = history.Open("")
+	case err == nil && rec.Quarantined != "":
+		warnings = append(warnings, fmt.Sprintf("Your chat history was damaged and could not be read. It was kept at %s and a new history started.", rec.Quarantined))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "perch: %v\n", err)
+		return 1
+	}
+	g.store = store
+	defer store.Close()
+
+	s := g.settings.Load()
+	h := hub.New()
+	if s.ModelsDir != "" {
+		h.Dir = s.ModelsDir
+	}
+	g.catalog = newCatalog(h)
+	g.rt = chat.NewRuntime(g.catalog.locate, engineOpener, g.rememberModel)
+	defer g.rt.Close()
+	g.selectStartupModel(f.model, s)
+
+	svc := chat.New(store, g.rt, chat.MediaProbe{}, g.settings.Load)
+	g.ui = ui.New(a, ui.Deps{
+		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
+		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
+	})
+	mw := g.ui.Main.Window
+	mw.SetMaster()
+	g.trayOK = trayHostPresent() && g.ui.InstallTray(assets.TrayIcon, s.Hotkey, ui.TrayActions{
+		QuickAsk: g.showQuickAsk,
+		Open:     g.showMain,
+		Settings: func() { g.showMain(); g.ui.Main.ShowSettings() },
+		Quit:     a.Quit,
+	})
+	if g.trayOK {
+		// Closing the window keeps Perch in the menubar.
+		mw.SetCloseIntercept(mw.Hide)
+	}
+	a.Lifecycle().SetOnStarted(func() {
+		if hotkeySupported {
+			if err := g.hotkey.Set(s.Hotkey, g.hotkeyPressed, g.hotkeyFailed); err != nil {
+				warnings = append(warnings, "The quick-ask shortcut is off: "+err.Error())
+			}
+		}
+		for _, w := range warnings {
+			dialog.ShowInformation("Perch", w, mw)
+		}
+		if f.readyProbe {
+			// The loop draws on its first tick (1/60 s): after that the window
+			// is up and takes input.
+			go func() {
+				time.Sleep(time.Second / 60)
+				fyne.Do(func() { fmt.Printf("perch: ready in %d ms\n", time.Since(started).Milliseconds()) })
+			}()
+		}
+		if f.screenshots != "" || f.ask != "" || len(f.attach) > 0 {
+			go g.script(f)
+		}
+	})
+	a.Lifecycle().SetOnStopped(g.hotkey.Off)
+	if !f.hidden {
+		mw.Show()
+	}
+	a.Run()
+	return exitCode
+}
+
+// exitCode is set by a scripted run that failed.
+var exitCode int
+
+// selectStartupModel picks the model to show: the flag, else the saved
+// choice, else the default model when it is already cached. Nothing is
+// loaded until it is needed.
+func (g *gui) selectStartupModel(flagModel string, s ui.Settings) {
+	id := flagModel
+	if id == "" {
+		id = s.DefaultModel
+	}
+	if id == "" {
+		def := hub.DefaultModel().Repo
+		if _, err := g.catalog.hub.Snapshot(def, "main"); err == nil {
+			id = def
+		}
+	}
+	if id != "" {
+		g.rt.Select(id) // an error shows in the model pill and on send
+	}
+}
+
+func (g *gui) rememberModel(id string) {
+	s := g.settings.Load()
+	if s.DefaultModel != id {
+		s.DefaultModel = id
+		g.settings.Save(s)
+	}
+}
+
+// applySettings makes saved settings take effect.
+func (g *gui) applySettings(old, s ui.Settings) error {
+	var errs []error
+	if old.Hotkey != s.Hotkey {
+		if err := g.hotkey.Set(s.Hotkey, g.hotkeyPressed, g.hotkeyFailed); err != nil {
+			errs = append(errs, fmt.Errorf("the shortcut %s is not active: %w", s.Hotkey, err))
+		}
+		g.ui.SetHotkey(s.Hotkey)
+	}
+	if old.LaunchAtLogin != s.LaunchAtLogin && g.login.Supported() {
+		if err := g.login.Set(s.LaunchAtLogin); err != nil {
+			errs = append(errs, fmt.Errorf("launch at login: %w", err))
+		}
+	}
+	if old.ModelsDir != s.ModelsDir {
+		dir := s.ModelsDir
+		if dir == "" {
+			dir = hub.New().Dir
+		}
+		g.catalog.hub.Dir = dir
+	}
+	if old.DefaultModel != s.DefaultModel && s.DefaultModel != "" && s.DefaultModel != g.rt.State().ID {
+		g.rt.Select(s.DefaultModel)
+	}
+	return errors.Join(errs...)
+}
+
+func (g *gui) showMain() {
+	w := g.ui.Main.Window
+	w.Show()
+	w.RequestFocus()
+}
+
+func (g *gui) showQuickAsk() { g.ui.QuickAsk().Show() }
+
+// hotkeyPressed toggles the quick-ask popup (from the hotkey's goroutine).
+func (g *gui) hotkeyPressed() { fyne.Do(func() { g.ui.QuickAsk().Toggle() }) }
+
+// hotkeyFailed tells the user the OS refused the shortcut.
+func (g *gui) hotkeyFailed(err error) {
+	fyne.Do(func() { dialog.ShowInformation("Quick-ask shortcut", err.Error(), g.ui.Main.Window) })
+}
+
+// engineOpener loads models (a variable so a development build can swap it).
+var engineOpener = openEngine
+
+// openEngine loads a model folder on the best backend here.
+func openEngine(dir string) (chat.Engine, engine.ModelInfo, error) {
+	backend := os.Getenv("PERCH_BACKEND")
+	if backend == "" {
+		backend = "auto"
+	}
+	e, err := engine.Open(dir, engine.Options{Backend: backend})
+	if err != nil {
+		return nil, engine.ModelInfo{}, err
+	}
+	return e, e.Info(), nil
+}
+
+// dataDir is the OS's folder for Perch's data: ~/Library/Application
+// Support/Perch on macOS, $XDG_DATA_HOME/perch (~/.local/share/perch) on
+// Linux, %AppData%\Perch on Windows.
+func dataDir() string {
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		if d, err := os.UserConfigDir(); err == nil {
+			return d + string(os.PathSeparator) + "Perch"
+		}
+	default:
+		if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+			return d + "/perch"
+		}
+		if h, err := os.UserHomeDir(); err == nil {
+			return h + "/.local/share/perch"
+		}
+	}
+	return "perch-data"
+}
