@@ -151,17 +151,17 @@ func (r *renderer) execFor(n *forNode, sc *scope) {
 	// One scope serves every iteration (cleared in between: Jinja2 starts
 	// each iteration afresh), unless a macro defined in the body kept it.
 	loop := &loopObj{items: items}
-	s := &scope{vars: make(map[string]Value, 2+len(n.targets)), parent: sc}
+	s := newScope(sc, 2+len(n.targets))
 	for i, it := range items {
 		r.tick()
 		if s.captured {
-			s = &scope{vars: make(map[string]Value, 2+len(n.targets)), parent: sc}
+			s = newScope(sc, 2+len(n.targets))
 		} else if i > 0 {
-			clear(s.vars)
+			s.reset()
 		}
 		bind(s, it)
 		loop.i = i
-		s.vars["loop"] = loop
+		s.set("loop", loop)
 		if r.execBody(n.body, s) == ctlBreak {
 			break
 		}
@@ -245,11 +245,11 @@ func (r *renderer) callMacro(m *Macro, args []Value, kw *Dict) string {
 		r.limit("macros nested more than %d deep (a macro that calls itself?)", r.lim.Depth)
 	}
 	defer func() { r.depth-- }()
-	s := &scope{vars: make(map[string]Value, len(m.params)+2), parent: m.scope}
+	s := newScope(m.scope, len(m.params)+3)
 	var extra []Value
 	for i, a := range args {
 		if i < len(m.params) {
-			s.vars[m.params[i]] = a
+			s.set(m.params[i], a)
 		} else {
 			extra = append(extra, a)
 		}
@@ -262,26 +262,26 @@ func (r *renderer) callMacro(m *Macro, args []Value, kw *Dict) string {
 				if idx < len(args) {
 					r.fail("macro %s got multiple values for %q", m.name, name)
 				}
-				s.vars[name] = kw.vals[i]
+				s.set(name, kw.vals[i])
 			} else {
 				kwargs.Set(name, kw.vals[i])
 			}
 		}
 	}
 	for i, p := range m.params {
-		if _, ok := s.vars[p]; ok {
+		if _, ok := s.local(p); ok {
 			continue
 		}
 		if m.defaults[i] != nil {
-			s.vars[p] = r.eval(m.defaults[i], s)
+			s.set(p, r.eval(m.defaults[i], s))
 		} else {
-			s.vars[p] = Undefined{Name: p}
+			s.set(p, Undefined{Name: p})
 		}
 	}
-	s.vars["varargs"] = &List{Items: extra, Tuple: true}
-	s.vars["kwargs"] = kwargs
+	s.set("varargs", &List{Items: extra, Tuple: true})
+	s.set("kwargs", kwargs)
 	if m.caller != nil {
-		s.vars["caller"] = m.caller
+		s.set("caller", m.caller)
 	}
 	return r.capture1(m.body, s)
 }

@@ -1,7 +1,6 @@
 package jinja
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -158,62 +157,118 @@ func writeJSONString(b *boundedBuilder, s string, ascii bool) {
 // would: objects keep key order, numbers with '.', 'e' or 'E' are floats,
 // others ints.
 func FromJSON(data []byte) (Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := fromJSONTokens(dec, 0)
-	if err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for a precise message
+		if err == nil {
+			err = fmt.Errorf("json: invalid")
+		}
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("json: trailing data")
+	p := &jsonParser{data: data}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
 	}
 	return v, nil
 }
 
-func fromJSONTokens(dec *json.Decoder, depth int) (Value, error) {
+// jsonParser walks JSON already checked by json.Valid.
+type jsonParser struct {
+	data []byte
+	pos  int
+}
+
+func (p *jsonParser) space() {
+	for p.pos < len(p.data) && (p.data[p.pos] == ' ' || p.data[p.pos] == '\t' || p.data[p.pos] == '\n' || p.data[p.pos] == '\r') {
+		p.pos++
+	}
+}
+
+func (p *jsonParser) value(depth int) (Value, error) {
 	if depth > maxDataDepth {
 		return nil, fmt.Errorf("json: nested more than %d deep", maxDataDepth)
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			l := &List{}
-			for dec.More() {
-				v, err := fromJSONTokens(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				l.Items = append(l.Items, v)
+	p.space()
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		p.pos++
+		d := NewDict()
+		for {
+			p.space()
+			if p.data[p.pos] == '}' {
+				p.pos++
+				return d, nil
 			}
-			_, err := dec.Token()
-			return l, err
-		case '{':
-			d := NewDict()
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := fromJSONTokens(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				d.Set(k.(string), v)
+			if p.data[p.pos] == ',' {
+				p.pos++
+				p.space()
 			}
-			_, err := dec.Token()
-			return d, err
+			k := p.str()
+			p.space()
+			p.pos++ // ':'
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			d.Set(k, v)
 		}
-	case json.Number:
-		return pyNumber(string(t)), nil
-	case string, bool, nil:
-		return t, nil
+	case c == '[':
+		p.pos++
+		l := &List{}
+		for {
+			p.space()
+			if p.data[p.pos] == ']' {
+				p.pos++
+				return l, nil
+			}
+			if p.data[p.pos] == ',' {
+				p.pos++
+			}
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			l.Items = append(l.Items, v)
+		}
+	case c == '"':
+		return p.str(), nil
+	case c == 't':
+		p.pos += 4
+		return true, nil
+	case c == 'f':
+		p.pos += 5
+		return false, nil
+	case c == 'n':
+		p.pos += 4
+		return nil, nil
 	}
-	return nil, fmt.Errorf("json: unexpected %v", tok)
+	start := p.pos
+	for p.pos < len(p.data) && strings.IndexByte("+-0123456789.eE", p.data[p.pos]) >= 0 {
+		p.pos++
+	}
+	return pyNumber(string(p.data[start:p.pos])), nil
+}
+
+// str reads a string literal; escapes go through encoding/json.
+func (p *jsonParser) str() string {
+	start := p.pos
+	p.pos++
+	escaped := false
+	for p.data[p.pos] != '"' {
+		if p.data[p.pos] == '\\' {
+			escaped = true
+			p.pos++
+		}
+		p.pos++
+	}
+	p.pos++
+	if !escaped {
+		return string(p.data[start+1 : p.pos-1])
+	}
+	var s string
+	json.Unmarshal(p.data[start:p.pos], &s)
+	return s
 }
 
 // pyNumber parses a JSON number as Python would: int unless it has a

@@ -34,9 +34,10 @@ type Limits struct {
 	Timeout time.Duration // wall clock, on top of the caller's context
 }
 
-// DefaultLimits is generous for real chat templates (the Gemma 4 template
-// needs ~10^5 steps for a 300-message conversation) and small enough that a
-// hostile one stops within seconds and a few hundred MB.
+// DefaultLimits is generous for real chat templates and small enough that a
+// hostile one stops within seconds and a few hundred MB. (The Gemma 4
+// template scans back over the history for every message: 600 messages
+// take ~4×10^5 steps, 2,000 take ~4×10^6; 20M allows ~4,500.)
 var DefaultLimits = Limits{
 	Steps:   20_000_000,
 	Output:  32 << 20,
@@ -98,10 +99,13 @@ func (t *Template) Render(ctx context.Context, vars map[string]Value, now time.T
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	r := &renderer{ctx: ctx, lim: lim, now: now}
-	r.globals = &scope{vars: globals()}
-	root := &scope{vars: make(map[string]Value, len(vars)), parent: r.globals}
+	r.globals = newScope(nil, 8)
+	for k, v := range globals() {
+		r.globals.set(k, v)
+	}
+	root := newScope(r.globals, len(vars)+4)
 	for k, v := range vars {
-		root.vars[k] = v
+		root.set(k, v)
 	}
 	var top strings.Builder
 	r.out = &top
@@ -202,16 +206,32 @@ func (r *renderer) str(v Value) string {
 	return b.String()
 }
 
+// scope holds the variables of one level (template, loop body, macro
+// call). Levels hold a handful of names, so a slice beats a map.
 type scope struct {
-	vars   map[string]Value
+	names  []string
+	vals   []Value
 	parent *scope
 	// captured: a macro closes over this scope, so a loop must not reuse it.
 	captured bool
 }
 
+func newScope(parent *scope, size int) *scope {
+	return &scope{names: make([]string, 0, size), vals: make([]Value, 0, size), parent: parent}
+}
+
+func (s *scope) local(name string) (Value, bool) {
+	for i, n := range s.names {
+		if n == name {
+			return s.vals[i], true
+		}
+	}
+	return nil, false
+}
+
 func (s *scope) lookup(name string) (Value, bool) {
 	for ; s != nil; s = s.parent {
-		if v, ok := s.vars[name]; ok {
+		if v, ok := s.local(name); ok {
 			return v, true
 		}
 	}
@@ -219,10 +239,19 @@ func (s *scope) lookup(name string) (Value, bool) {
 }
 
 func (s *scope) set(name string, v Value) {
-	if s.vars == nil {
-		s.vars = map[string]Value{}
+	for i, n := range s.names {
+		if n == name {
+			s.vals[i] = v
+			return
+		}
 	}
-	s.vars[name] = v
+	s.names = append(s.names, name)
+	s.vals = append(s.vals, v)
+}
+
+func (s *scope) reset() {
+	clear(s.vals) // drop references for the GC
+	s.names, s.vals = s.names[:0], s.vals[:0]
 }
 
 func (s *scope) child() *scope { return &scope{parent: s} }

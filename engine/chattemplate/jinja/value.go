@@ -28,30 +28,65 @@ type List struct {
 }
 
 // Dict is a Python dict: keys keep insertion order. Keys are strings,
-// int64, float64, bool or nil.
+// int64, float64, bool or nil. Small dicts (most: messages, arguments) are
+// searched linearly; an index is built past smallDict keys.
 type Dict struct {
 	keys  []Value
 	vals  []Value
 	index map[Value]int
 }
 
+const smallDict = 12
+
 // NewDict returns an empty dict.
-func NewDict() *Dict { return &Dict{index: map[Value]int{}} }
+func NewDict() *Dict { return &Dict{} }
+
+func (d *Dict) find(k Value) int {
+	k = normKey(k)
+	if d.index != nil {
+		if i, ok := d.index[k]; ok {
+			return i
+		}
+		return -1
+	}
+	if s, ok := k.(string); ok { // the common case, without interface compares
+		for i, key := range d.keys {
+			if ks, ok := key.(string); ok && ks == s {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, key := range d.keys {
+		if normKey(key) == k {
+			return i
+		}
+	}
+	return -1
+}
 
 // Set adds or replaces a key, keeping the first position.
 func (d *Dict) Set(k, v Value) {
-	if i, ok := d.index[normKey(k)]; ok {
+	if i := d.find(k); i >= 0 {
 		d.vals[i] = v
 		return
 	}
-	d.index[normKey(k)] = len(d.keys)
 	d.keys = append(d.keys, k)
 	d.vals = append(d.vals, v)
+	switch {
+	case d.index != nil:
+		d.index[normKey(k)] = len(d.keys) - 1
+	case len(d.keys) > smallDict:
+		d.index = make(map[Value]int, 2*len(d.keys))
+		for i, key := range d.keys {
+			d.index[normKey(key)] = i
+		}
+	}
 }
 
 // Get looks a key up.
 func (d *Dict) Get(k Value) (Value, bool) {
-	if i, ok := d.index[normKey(k)]; ok {
+	if i := d.find(k); i >= 0 {
 		return d.vals[i], true
 	}
 	return nil, false
