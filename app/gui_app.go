@@ -36,6 +36,7 @@ type gui struct {
 	settings ui.PrefsSettings
 	hotkey   globalHotkey
 	login    loginItem
+	api      *localAPI
 	trayOK   bool
 }
 
@@ -80,7 +81,9 @@ func startGUI(f guiFlags) int {
 	defer g.rt.Close()
 	g.selectStartupModel(f.model, s)
 
-	svc := chat.New(store, g.rt, chat.MediaProbe{}, g.settings.Load)
+	g.api = newLocalAPI(g.rt)
+	defer g.api.Close()
+	svc := chat.New(store, g.rt, chat.MediaProbe{Video: chat.VideoFrame}, g.settings.Load)
 	g.ui = ui.New(a, ui.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
@@ -101,6 +104,11 @@ func startGUI(f guiFlags) int {
 		if hotkeySupported {
 			if err := g.hotkey.Set(s.Hotkey, g.hotkeyPressed, g.hotkeyFailed); err != nil {
 				warnings = append(warnings, "The quick-ask shortcut is off: "+err.Error())
+			}
+		}
+		if s.LocalAPI {
+			if err := g.api.Set(true, s.LocalAPIPort); err != nil {
+				warnings = append(warnings, err.Error())
 			}
 		}
 		for _, w := range warnings {
@@ -168,6 +176,11 @@ func (g *gui) applySettings(old, s ui.Settings) error {
 	if old.LaunchAtLogin != s.LaunchAtLogin && g.login.Supported() {
 		if err := g.login.Set(s.LaunchAtLogin); err != nil {
 			errs = append(errs, fmt.Errorf("launch at login: %w", err))
+		}
+	}
+	if old.LocalAPI != s.LocalAPI || old.LocalAPIPort != s.LocalAPIPort {
+		if err := g.api.Set(s.LocalAPI, s.LocalAPIPort); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if old.ModelsDir != s.ModelsDir {

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
@@ -51,7 +53,16 @@ type UI struct {
 
 // New builds the main window (not yet shown).
 func New(a fyne.App, d Deps) *UI {
-	return build(a, d, fyne.Do, func(f func()) { go f() })
+	return build(a, d, fyne.Do, func(f func()) {
+		go func() {
+			defer func() {
+				if p := recover(); p != nil { // log it; never take the app down
+					fyne.LogError(fmt.Sprintf("background task panicked: %v", p), nil)
+				}
+			}()
+			f()
+		}()
+	})
 }
 
 func build(a fyne.App, d Deps, do, run func(func())) *UI {

@@ -130,6 +130,15 @@ func (s *Service) answer(ctx context.Context, convID string) (ui.Reply, error) {
 // It always ends with one Done delta, then closes out.
 func (s *Service) run(ctx context.Context, convID string, a history.Message, out chan<- ui.Delta) {
 	defer close(out)
+	done := false
+	defer func() {
+		// A bug here must not take the app down: it becomes this answer's error.
+		if p := recover(); p != nil && !done {
+			a.State, a.Error = history.Failed, fmt.Sprintf("Perch hit an internal error (%v). Try again; if it keeps happening, please report it.", p)
+			s.store.Update(&a)
+			out <- ui.Delta{Done: true, State: ui.Failed, Err: errors.New(a.Error)}
+		}
+	}()
 	var text, thinking strings.Builder
 	lastSave := time.Now()
 	save := func(state history.State) {
@@ -150,6 +159,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, out
 			d.Err = errors.New(a.Error)
 		}
 		save(state)
+		done = true
 		out <- d
 	}
 	start := time.Now()

@@ -13,6 +13,7 @@ import (
 	"perch/media/audio"
 	"perch/media/picture"
 	"perch/media/sniff"
+	"perch/media/video"
 	"perch/ui"
 )
 
@@ -22,9 +23,16 @@ const thumbSide = 96
 // MediaProbe probes with Perch's media packages: magic-byte sniffing, image
 // decoding (for size and thumbnail), audio decoding (for duration).
 type MediaProbe struct {
-	// Video gives a video's duration and first frame; nil shows videos
+	// Video describes a video and gives its first frame; nil shows videos
 	// with an icon and no duration.
-	Video func(ctx context.Context, data []byte) (time.Duration, image.Image, error)
+	Video func(ctx context.Context, data []byte) (VideoInfo, error)
+}
+
+// VideoInfo is what a video probe found.
+type VideoInfo struct {
+	Duration      time.Duration
+	Width, Height int         // display size
+	Frame         image.Image // the first frame, nil if none decoded
 }
 
 // Probe implements Probe.
@@ -56,15 +64,13 @@ func (p MediaProbe) Probe(ctx context.Context, data []byte) (MediaInfo, error) {
 	case sniff.Video:
 		info.Kind = ui.Video
 		if p.Video != nil {
-			d, frame, err := p.Video(ctx, data)
+			v, err := p.Video(ctx, data)
 			if err != nil {
 				return MediaInfo{}, fmt.Errorf("this %s video could not be read: %v", t.Format, err)
 			}
-			info.Duration = d
-			if frame != nil {
-				b := frame.Bounds()
-				info.Width, info.Height = b.Dx(), b.Dy()
-				info.Thumb = thumbnail(frame)
+			info.Duration, info.Width, info.Height = v.Duration, v.Width, v.Height
+			if v.Frame != nil {
+				info.Thumb = thumbnail(v.Frame)
 			}
 		}
 	default:
@@ -103,4 +109,20 @@ func thumbnail(img image.Image) []byte {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// VideoFrame reads a video's duration and first frame with media/video
+// (AVFoundation on macOS, ffprobe/ffmpeg elsewhere), for the chip.
+func VideoFrame(ctx context.Context, data []byte) (VideoInfo, error) {
+	info, err := video.Probe(ctx, data)
+	if err != nil {
+		return VideoInfo{}, err
+	}
+	v := VideoInfo{Duration: seconds(info.Duration), Width: info.Width, Height: info.Height}
+	w, h := video.FrameSize(info.Width, info.Height, 2*thumbSide)
+	frames, err := video.Platform.Frames(ctx, data, []float64{0}, w, h)
+	if err == nil && len(frames) > 0 && frames[0] != nil {
+		v.Frame = rgbImage(frames[0]) // without it the chip shows an icon
+	}
+	return v, nil
 }

@@ -269,6 +269,12 @@ type held struct {
 }
 
 func (h *held) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.release()
+			panic(p)
+		}
+	}()
 	in, err := h.Engine.Generate(ctx, req)
 	if err != nil {
 		h.release()

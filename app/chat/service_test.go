@@ -329,3 +329,30 @@ func TestRuntimeUnloadsWhenIdle(t *testing.T) {
 		t.Fatal("idle model not unloaded")
 	}
 }
+
+// panicky is a model whose Generate panics.
+type panicky struct{}
+
+func (panicky) Generate(context.Context, engine.Request) (<-chan engine.Event, error) { panic("boom") }
+func (panicky) Close() error                                                          { return nil }
+
+func TestPanicBecomesAnInlineError(t *testing.T) {
+	store, _, _ := history.Open("")
+	defer store.Close()
+	rt := NewRuntime(func(string) (Located, error) { return e2b, nil },
+		func(string) (Engine, engine.ModelInfo, error) { return panicky{}, engine.ModelInfo{}, nil }, nil)
+	rt.Select("e2b")
+	svc := New(store, rt, MediaProbe{}, ui.DefaultSettings)
+	r, err := svc.Send(context.Background(), "", "hi", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, last := drain(t, r)
+	if last.State != ui.Failed || !strings.Contains(last.Err.Error(), "internal error (boom)") {
+		t.Fatalf("final = %+v", last)
+	}
+	ms, _ := store.Messages(r.ConversationID)
+	if ms[1].State != history.Failed || ms[0].Text != "hi" {
+		t.Fatalf("saved: %+v", ms)
+	}
+}
