@@ -70,7 +70,7 @@ func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
 		if w.l.Bits == 4 {
 			xk = make([]float32, rows*K)
 			for r := 0; r < rows; r++ {
-				permuteQ4(x[r*K:(r+1)*K], xk[r*K:(r+1)*K])
+				kern.prepQ4(x[r*K:(r+1)*K], xk[r*K:(r+1)*K])
 			}
 		}
 	}

@@ -9,12 +9,24 @@ import "golang.org/x/sys/cpu"
 // kernelSet.
 
 func init() {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		kern = avx2Kernels
+	if sets := archKernelSets(); len(sets) > 0 {
+		kern = sets[len(sets)-1]
 	}
 }
 
-var avx2Kernels = kernelSet{"avx2", q4dotAVX2, q8dotAVX2, deq4AVX2, deq8AVX2, gemmAVX2, dotAVX2}
+// archKernelSets are the assembly sets this CPU runs, fastest last.
+func archKernelSets() []kernelSet {
+	var sets []kernelSet
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		sets = append(sets, avx2Kernels)
+		if cpu.X86.HasAVX512F {
+			sets = append(sets, avx512Kernels)
+		}
+	}
+	return sets
+}
+
+var avx2Kernels = kernelSet{"avx2", 16, prepQ4x8, q4dotAVX2, q8dotAVX2, deq4AVX2, deq8AVX2, gemmAVX2, dotAVX2}
 
 //go:noescape
 func q4dotG64(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)
@@ -101,19 +113,20 @@ func deq8AVX2(w []uint32, s, b, out []float32, gs int) {
 	deq8(&w[0], &s[0], &b[0], &out[0], K/gs, gs/8)
 }
 
-func gemmAVX2(a *[6][]float32, b []float32, ldb, k, nr int, c *[96]float32) {
+func gemmAVX2(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut) {
 	if k == 0 {
-		*c = [96]float32{}
+		*c = gemmOut{}
 		return
 	}
 	var p [6]*float32
 	for i := range a {
 		p[i] = &a[i][:k][0]
 	}
-	_ = b[(k-1)*ldb+nr-1]
-	if nr == 16 {
+	if cols > 8 {
+		_ = b[(k-1)*ldb+15]
 		gemm6x16(&p, &b[0], 4*ldb, k, &c[0])
 	} else {
+		_ = b[(k-1)*ldb+7]
 		gemm6x8(&p, &b[0], 4*ldb, k, &c[0])
 	}
 }

@@ -431,7 +431,7 @@ done:
 	RET
 
 // func gemm6x16(a *[6]*float32, b *float32, ldb, k int, c *float32)
-// c[16i+j] = Σ_{p<k} a[i][p]·b[p·ldb/4+j] for i < 6, j < 16 (ldb in bytes).
+// c[32i+j] = Σ_{p<k} a[i][p]·b[p·ldb/4+j] for i < 6, j < 16 (ldb in bytes).
 TEXT ·gemm6x16(SB), NOSPLIT, $0-40
 	GEMM_ARGS
 	VXORPS Y0, Y0, Y0
@@ -465,21 +465,21 @@ tail:
 store:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VMOVUPS Y4, 128(DI)
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y6, 192(DI)
-	VMOVUPS Y7, 224(DI)
-	VMOVUPS Y8, 256(DI)
-	VMOVUPS Y9, 288(DI)
-	VMOVUPS Y10, 320(DI)
-	VMOVUPS Y11, 352(DI)
+	VMOVUPS Y2, 128(DI)
+	VMOVUPS Y3, 160(DI)
+	VMOVUPS Y4, 256(DI)
+	VMOVUPS Y5, 288(DI)
+	VMOVUPS Y6, 384(DI)
+	VMOVUPS Y7, 416(DI)
+	VMOVUPS Y8, 512(DI)
+	VMOVUPS Y9, 544(DI)
+	VMOVUPS Y10, 640(DI)
+	VMOVUPS Y11, 672(DI)
 	VZEROUPPER
 	RET
 
 // func gemm6x8(a *[6]*float32, b *float32, ldb, k int, c *float32)
-// As gemm6x16 for 8 columns; c keeps its row stride of 16.
+// As gemm6x16 for 8 columns.
 TEXT ·gemm6x8(SB), NOSPLIT, $0-40
 	GEMM_ARGS
 	VXORPS Y0, Y0, Y0
@@ -488,12 +488,6 @@ TEXT ·gemm6x8(SB), NOSPLIT, $0-40
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
 
 loop4:
 	CMPQ CX, $4
@@ -519,11 +513,11 @@ loop1:
 
 store:
 	VMOVUPS Y0, 0(DI)
-	VMOVUPS Y1, 64(DI)
-	VMOVUPS Y2, 128(DI)
-	VMOVUPS Y3, 192(DI)
-	VMOVUPS Y4, 256(DI)
-	VMOVUPS Y5, 320(DI)
+	VMOVUPS Y1, 128(DI)
+	VMOVUPS Y2, 256(DI)
+	VMOVUPS Y3, 384(DI)
+	VMOVUPS Y4, 512(DI)
+	VMOVUPS Y5, 640(DI)
 	VZEROUPPER
 	RET
 

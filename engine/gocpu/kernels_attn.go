@@ -2,10 +2,6 @@ package gocpu
 
 import "math"
 
-// attnBlock is the number of query rows SDPA handles together: one packed
-// 16-column tile of qᵀ.
-const attnBlock = 16
-
 // attnArgs are SDPA's operands as SDPA validated them: q [B, Hq, L, D],
 // k [B, Hk, S, D], v [B, Hk, S, Dv]; mask bool (mb) or additive (mf) with
 // broadcast strides ms over [B, Hq, L, S].
@@ -29,29 +25,29 @@ type attnArgs struct {
 // fully masked rows (NaN) and S = 0 (zeros) behave as there.
 func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 	group := a.Hq / a.Hk
-	rows := group * a.L
-	nb := (rows + attnBlock - 1) / attnBlock
+	rows, nr := group*a.L, kern.nr // a block is nr query rows: one packed tile of qᵀ
+	nb := (rows + nr - 1) / nr
 	tasks := a.B * a.Hk * nb
 	scratch := make([][]float32, b.pool.n)
 	b.pool.each(tasks, 1, func(worker, lo, hi int) {
 		if scratch[worker] == nil {
-			scratch[worker] = make([]float32, attnBlock*(a.D+a.S+a.S))
+			scratch[worker] = make([]float32, nr*(a.D+a.S+a.S))
 		}
 		buf := scratch[worker]
 		for t := lo; t < hi; t++ {
 			bi, kh, blk := t/(a.Hk*nb), t/nb%a.Hk, t%nb
-			r0 := blk * attnBlock
-			a.block(bi, kh, r0, min(r0+attnBlock, rows), buf, out)
+			r0 := blk * nr
+			a.block(bi, kh, r0, min(r0+nr, rows), buf, out)
 		}
 	})
 }
 
 // block computes rows [r0, r1) of KV head kh in batch bi.
 func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
-	group := a.Hq / a.Hk
+	group, nr := a.Hq/a.Hk, kern.nr
 	n := r1 - r0
-	qt := buf[:a.D*16]             // (q·scale)ᵀ [D][16]
-	scores := buf[a.D*16:][:n*a.S] // [n][sMax]
+	qt := buf[:a.D*nr]             // (q·scale)ᵀ [D][nr]
+	scores := buf[a.D*nr:][:n*a.S] // [n][sMax]
 	clear(qt)
 	limit := func(r int) int {
 		if a.causal {
@@ -64,7 +60,7 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 		l, h := (r0+j)/group, kh*group+(r0+j)%group
 		qrow := a.q[((bi*a.Hq+h)*a.L+l)*a.D:][:a.D]
 		for d, v := range qrow {
-			qt[16*d+j] = v * a.scale
+			qt[nr*d+j] = v * a.scale
 		}
 	}
 	if sMax == 0 { // no keys (zeros, as the plain path), or all masked (NaN)
@@ -83,16 +79,16 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 	kbase := (bi*a.Hk + kh) * a.S * a.D
 	vbase := (bi*a.Hk + kh) * a.S * a.Dv
 	var rowsA [6][]float32
-	var c [96]float32
+	var c gemmOut
 	for s0 := 0; s0 < sMax; s0 += 6 {
 		m := min(6, sMax-s0)
 		for i := 0; i < 6; i++ {
 			rowsA[i] = a.k[kbase+(s0+min(i, m-1))*a.D:][:a.D]
 		}
-		kern.gemm(&rowsA, qt, 16, a.D, widthFor(n), &c)
+		kern.gemm(&rowsA, qt, nr, a.D, n, &c)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
-				scores[j*sMax+s0+i] = c[16*i+j]
+				scores[j*sMax+s0+i] = c[32*i+j]
 			}
 		}
 	}
@@ -118,31 +114,31 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 		}
 		softmaxLine(row)
 	}
-	// out rows = P [n, sMax] · V [sMax, Dv], 16 value columns at a time.
+	// out rows = P [n, sMax] · V [sMax, Dv], nr value columns at a time.
 	var vt []float32
-	if a.Dv%16 != 0 {
-		vt = buf[a.D*16+n*a.S:][:sMax*16]
+	if a.Dv%nr != 0 {
+		vt = buf[a.D*nr+n*a.S:][:sMax*nr]
 		clear(vt)
-		tail := a.Dv / 16 * 16
+		tail := a.Dv / nr * nr
 		for s := 0; s < sMax; s++ {
-			copy(vt[16*s:], a.v[vbase+s*a.Dv+tail:vbase+(s+1)*a.Dv])
+			copy(vt[nr*s:], a.v[vbase+s*a.Dv+tail:vbase+(s+1)*a.Dv])
 		}
 	}
-	for ct := 0; ct*16 < a.Dv; ct++ {
-		cols := min(16, a.Dv-16*ct)
-		bt, ldb := a.v[vbase+16*ct:], a.Dv
-		if cols < 16 {
-			bt, ldb = vt, 16
+	for ct := 0; ct*nr < a.Dv; ct++ {
+		cols := min(nr, a.Dv-nr*ct)
+		bt, ldb := a.v[vbase+nr*ct:], a.Dv
+		if cols < nr {
+			bt, ldb = vt, nr
 		}
 		for i0 := 0; i0 < n; i0 += 6 {
 			m := min(6, n-i0)
 			for i := 0; i < 6; i++ {
 				rowsA[i] = scores[(i0+min(i, m-1))*sMax:][:sMax]
 			}
-			kern.gemm(&rowsA, bt, ldb, sMax, widthFor(cols), &c)
+			kern.gemm(&rowsA, bt, ldb, sMax, cols, &c)
 			for i := 0; i < m; i++ {
 				a.outRow(out, bi, kh, r0+i0+i, func(o []float32) {
-					copy(o[16*ct:16*ct+cols], c[16*i:])
+					copy(o[nr*ct:nr*ct+cols], c[32*i:])
 				})
 			}
 		}

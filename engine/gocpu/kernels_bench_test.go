@@ -14,6 +14,8 @@ import (
 // words plus float32 scales and biases (or float32 dense weights).
 //
 //	go test -run '^$' -bench 'Linear|MatMul|SDPA' -benchtime 3x ./engine/gocpu
+//
+// Each runs plain, then the fast path with every kernel set the CPU has.
 
 func benchLinear(b *testing.B, rows, out, in, bits, gs int) {
 	r := rand.New(rand.NewSource(1))
@@ -26,18 +28,34 @@ func benchLinear(b *testing.B, rows, out, in, bits, gs int) {
 	if rows == 1 && bits != 0 {
 		b.Run("read", func(b *testing.B) { benchRead(b, l, wbytes) })
 	}
-	for _, mode := range []string{"plain", "fast"} {
-		b.Run(mode, func(b *testing.B) {
-			be := New(Options{Plain: mode == "plain"})
+	eachMode(b, func(b *testing.B, be *Backend) {
+		xt := be.FromFloat32(x, []int{rows, in}, tensor.Float32)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			be.Linear(xt, l)
+		}
+		sec := b.Elapsed().Seconds() / float64(b.N)
+		b.ReportMetric(wbytes/sec/1e9, "wGB/s")
+		b.ReportMetric(2*float64(rows*out*in)/sec/1e9, "GFLOP/s")
+	})
+}
+
+// eachMode runs f on the plain path, then the fast path with each kernel
+// set this machine runs (go, avx2, avx512).
+func eachMode(b *testing.B, f func(b *testing.B, be *Backend)) {
+	b.Run("plain", func(b *testing.B) {
+		be := New(Options{Plain: true})
+		defer be.Close()
+		f(b, be)
+	})
+	saved := kern
+	defer func() { kern = saved }()
+	for _, ks := range kernelSets() {
+		kern = ks
+		b.Run(ks.name, func(b *testing.B) {
+			be := New(Options{})
 			defer be.Close()
-			xt := be.FromFloat32(x, []int{rows, in}, tensor.Float32)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				be.Linear(xt, l)
-			}
-			sec := b.Elapsed().Seconds() / float64(b.N)
-			b.ReportMetric(wbytes/sec/1e9, "wGB/s")
-			b.ReportMetric(2*float64(rows*out*in)/sec/1e9, "GFLOP/s")
+			f(b, be)
 		})
 	}
 }
@@ -83,18 +101,14 @@ func BenchmarkLinearF32Matmul(b *testing.B) { benchLinear(b, 64, 6144, 1536, 0, 
 func BenchmarkMatMul(b *testing.B) {
 	r := rand.New(rand.NewSource(2))
 	fa, fb := randFloats(r, 16*256*64, 1), randFloats(r, 16*64*256, 1)
-	for _, mode := range []string{"plain", "fast"} {
-		b.Run(mode, func(b *testing.B) {
-			be := New(Options{Plain: mode == "plain"})
-			defer be.Close()
-			at := be.FromFloat32(fa, []int{16, 256, 64}, tensor.Float32)
-			bt := be.FromFloat32(fb, []int{16, 64, 256}, tensor.Float32)
-			for i := 0; i < b.N; i++ {
-				be.MatMul(at, bt)
-			}
-			b.ReportMetric(2*16*256*64*256/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
-		})
-	}
+	eachMode(b, func(b *testing.B, be *Backend) {
+		at := be.FromFloat32(fa, []int{16, 256, 64}, tensor.Float32)
+		bt := be.FromFloat32(fb, []int{16, 64, 256}, tensor.Float32)
+		for i := 0; i < b.N; i++ {
+			be.MatMul(at, bt)
+		}
+		b.ReportMetric(2*16*256*64*256/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+	})
 }
 
 // Causal prefill attention with E2B's sliding layers (8 query heads on one
@@ -104,10 +118,8 @@ func BenchmarkSDPA(b *testing.B) {
 	for _, c := range []struct{ L, S int }{{64, 64}, {512, 512}, {1, 512}} {
 		q := randFloats(r, 8*c.L*256, 1)
 		k, v := randFloats(r, c.S*256, 1), randFloats(r, c.S*256, 1)
-		for _, mode := range []string{"plain", "fast"} {
-			b.Run(fmt.Sprintf("L%d_S%d/%s", c.L, c.S, mode), func(b *testing.B) {
-				be := New(Options{Plain: mode == "plain"})
-				defer be.Close()
+		b.Run(fmt.Sprintf("L%d_S%d", c.L, c.S), func(b *testing.B) {
+			eachMode(b, func(b *testing.B, be *Backend) {
 				qt := be.FromFloat32(q, []int{1, 8, c.L, 256}, tensor.Float32)
 				kt := be.FromFloat32(k, []int{1, 1, c.S, 256}, tensor.Float32)
 				vt := be.FromFloat32(v, []int{1, 1, c.S, 256}, tensor.Float32)
@@ -115,6 +127,30 @@ func BenchmarkSDPA(b *testing.B) {
 					be.SDPA(qt, kt, vt, 1, tensor.Mask{Kind: tensor.MaskCausal})
 				}
 			})
-		}
+		})
+	}
+}
+
+// The 4-bit matvec inner loop alone on cache-resident rows (64 rows of
+// 1536), per kernel set: the compute ceiling of the decode matvec.
+func BenchmarkQ4dotKernel(b *testing.B) {
+	r := rand.New(rand.NewSource(4))
+	const n, K, gs = 64, 1536, 64
+	w := make([]uint32, n*K/8)
+	for i := range w {
+		w[i] = r.Uint32()
+	}
+	s, bi := randFloats(r, n*K/gs, 0.1), randFloats(r, n*K/gs, 1)
+	x := randFloats(r, K, 1)
+	xp, xs, y := make([]float32, K), make([]float32, K/gs), make([]float32, n)
+	groupSums(x, xs, gs)
+	for _, ks := range kernelSets() {
+		ks.prepQ4(x, xp)
+		b.Run(ks.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ks.q4dot(w, s, bi, xp, xs, y, gs)
+			}
+			b.ReportMetric(float64(n*K/2+8*n*K/gs)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "wGB/s")
+		})
 	}
 }

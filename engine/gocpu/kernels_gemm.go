@@ -1,23 +1,23 @@
 package gocpu
 
-// GEMM drivers around kern.gemm, the 6×16 register-blocked kernel
-// c[6][16] = A[6 rows, k] · B[k, 16 columns].
+// GEMM drivers around kern.gemm, the register-blocked kernel
+// c[6][nr] = A[6 rows, k] · B[k, nr columns] (nr = kern.nr, 16 or 32).
 //
-// Linear (y = x·Wᵀ): A is 6 weight rows (dequantized once per call into a
-// per-worker buffer, or read in place when dense), B is xᵀ packed as
-// [⌈L/16⌉][K][16] (zero-padded), so each weight tile meets every input row
+// Linear (y = x·Wᵀ): A is 6 weight rows, dequantized (or copied, when
+// dense) once per call into a per-worker buffer; B is xᵀ packed as
+// [⌈L/nr⌉][K][nr] (zero-padded), so each weight tile meets every input row
 // from cache. K is split into blocks that keep the packed x in L2 while the
 // workers sweep the weight tiles.
 //
-// MatMul (C = A·B): A rows read in place, B read in place by 16-column
+// MatMul (C = A·B): A rows read in place, B read in place by nr-column
 // tiles (a ragged last tile is packed).
 
 // gemmLinear computes y [L, Out] = x [L, In] · W[e]ᵀ.
 func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) {
-	K, Out := w.in, w.out
-	nt := (L + 15) / 16
-	xt := packXT(x, L, K, w.l.Bits == 4)
-	kc := w.blockK(nt)
+	K, Out, nr := w.in, w.out, kern.nr
+	nt := (L + nr - 1) / nr
+	xt := packXT(x, L, K, nr, w.l.Bits == 4)
+	kc := w.blockK(nt * nr)
 	tiles := (Out + 5) / 6
 	bufs := make([][]float32, b.pool.n)
 	for kb := 0; kb < K; kb += kc {
@@ -28,7 +28,7 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 			}
 			buf := bufs[worker]
 			var a [6][]float32
-			var c [96]float32
+			var c gemmOut
 			for t := lo; t < hi; t++ {
 				o0 := 6 * t
 				n := min(6, Out-o0)
@@ -39,15 +39,15 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 					a[i] = a[n-1]
 				}
 				for j := 0; j < nt; j++ {
-					cols := min(16, L-16*j)
-					kern.gemm(&a, xt[(j*K+kb)*16:], 16, kn, widthFor(cols), &c)
+					cols := min(nr, L-nr*j)
+					kern.gemm(&a, xt[(j*K+kb)*nr:], nr, kn, cols, &c)
 					for i := 0; i < n; i++ {
 						for jj := 0; jj < cols; jj++ {
-							yo := &y[(16*j+jj)*Out+o0+i]
+							yo := &y[(nr*j+jj)*Out+o0+i]
 							if kb == 0 {
-								*yo = c[16*i+jj]
+								*yo = c[32*i+jj]
 							} else {
-								*yo += c[16*i+jj]
+								*yo += c[32*i+jj]
 							}
 						}
 					}
@@ -57,17 +57,9 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 	}
 }
 
-// widthFor is the kernel width (8 or 16) that covers cols columns.
-func widthFor(cols int) int {
-	if cols <= 8 {
-		return 8
-	}
-	return 16
-}
-
-// blockK is the K block for nt packed x tiles: about 512 KiB of x, a
+// blockK is the K block for cols packed x columns: about 512 KiB of x, a
 // multiple of the dequantization unit (64 values for 4-bit, and a group).
-func (w *weight) blockK(nt int) int {
+func (w *weight) blockK(cols int) int {
 	unit := 8
 	if w.l.Bits != 0 {
 		unit = w.l.GroupSize
@@ -75,7 +67,7 @@ func (w *weight) blockK(nt int) int {
 			unit = max(64, unit)
 		}
 	}
-	kc := (512 << 10) / (4 * 16 * nt)
+	kc := (512 << 10) / (4 * cols)
 	kc = max(unit, kc/unit*unit)
 	return min(kc, w.in)
 }
@@ -100,24 +92,24 @@ func (w *weight) segment(e, o, kb, kn int, buf []float32) []float32 {
 	return buf[:kn]
 }
 
-// packXT packs x [L, K] transposed into [⌈L/16⌉][K][16], zero-padded; with
-// permute, K runs in permuteQ4's order (unscaled) to match deq4.
-func packXT(x []float32, L, K int, permute bool) []float32 {
-	nt := (L + 15) / 16
-	xt := make([]float32, nt*K*16)
+// packXT packs x [L, K] transposed into [⌈L/nr⌉][K][nr], zero-padded; with
+// permute, K runs in deq4's order (permuteQ4 with 8 lanes, unscaled).
+func packXT(x []float32, L, K, nr int, permute bool) []float32 {
+	nt := (L + nr - 1) / nr
+	xt := make([]float32, nt*K*nr)
 	for r := 0; r < L; r++ {
-		dst := xt[(r/16)*K*16+r%16:]
+		dst := xt[(r/nr)*K*nr+r%nr:]
 		src := x[r*K : (r+1)*K]
 		if !permute {
 			for k, v := range src {
-				dst[16*k] = v
+				dst[nr*k] = v
 			}
 			continue
 		}
 		for j := 0; j < K; j += 64 {
 			for i := 0; i < 8; i++ {
 				for k := 0; k < 8; k++ {
-					dst[16*(j+8*k+i)] = src[j+8*i+k]
+					dst[nr*(j+8*k+i)] = src[j+8*i+k]
 				}
 			}
 		}
@@ -134,14 +126,15 @@ func (b *Backend) matmulFast(fa, fb []float32, jobs []matmulJob, m, k, n int, ou
 	if m == 0 || n == 0 {
 		return
 	}
-	full := n / 16
-	var tails [][]float32 // per job: the last n%16 columns of B, packed [k][16]
-	if n%16 != 0 {
+	nr := kern.nr
+	full := n / nr
+	var tails [][]float32 // per job: the last n%nr columns of B, packed [k][nr]
+	if n%nr != 0 {
 		tails = make([][]float32, len(jobs))
 		for ji, j := range jobs {
-			t := make([]float32, k*16)
+			t := make([]float32, k*nr)
 			for p := 0; p < k; p++ {
-				copy(t[16*p:], fb[j.ib+p*n+16*full:j.ib+(p+1)*n])
+				copy(t[nr*p:], fb[j.ib+p*n+nr*full:j.ib+(p+1)*n])
 			}
 			tails[ji] = t
 		}
@@ -150,25 +143,25 @@ func (b *Backend) matmulFast(fa, fb []float32, jobs []matmulJob, m, k, n int, ou
 	mt := (m + rowsPerTask - 1) / rowsPerTask
 	b.pool.each(len(jobs)*mt, 1, func(_, lo, hi int) {
 		var a [6][]float32
-		var c [96]float32
+		var c gemmOut
 		for task := lo; task < hi; task++ {
 			ji, r0 := task/mt, task%mt*rowsPerTask
 			j := jobs[ji]
 			r1 := min(r0+rowsPerTask, m)
-			for ct := 0; ct*16 < n; ct++ {
-				cols := min(16, n-16*ct)
-				bt, ldb := fb[j.ib+16*ct:], n
-				if cols < 16 {
-					bt, ldb = tails[ji], 16
+			for ct := 0; ct*nr < n; ct++ {
+				cols := min(nr, n-nr*ct)
+				bt, ldb := fb[j.ib+nr*ct:], n
+				if cols < nr {
+					bt, ldb = tails[ji], nr
 				}
 				for i0 := r0; i0 < r1; i0 += 6 {
 					rows := min(6, r1-i0)
 					for i := 0; i < 6; i++ {
 						a[i] = fa[j.ia+min(i0+i, i0+rows-1)*k:][:k]
 					}
-					kern.gemm(&a, bt, ldb, k, widthFor(cols), &c)
+					kern.gemm(&a, bt, ldb, k, cols, &c)
 					for i := 0; i < rows; i++ {
-						copy(out[j.ir+(i0+i)*n+16*ct:][:cols], c[16*i:16*i+cols])
+						copy(out[j.ir+(i0+i)*n+nr*ct:][:cols], c[32*i:32*i+cols])
 					}
 				}
 			}

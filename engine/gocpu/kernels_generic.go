@@ -8,29 +8,37 @@ package gocpu
 // kernelSet is one implementation of the inner loops.
 type kernelSet struct {
 	name string
+	// nr is the GEMM tile width: B is packed nr columns wide and gemm
+	// covers up to nr columns per call (16, or 32 with AVX-512).
+	nr int
+	// prepQ4 writes x (len%64 == 0) into xp in the order q4dot reads it.
+	prepQ4 func(x, xp []float32)
 	// q4dot sets y[r] for len(y) consecutive 4-bit rows of K = len(xp)
 	// inputs (w: K/8 words per row; s, b: K/gs per row) with the affine
-	// identity Σ(q·s+b)·x = s·Σq·x + b·Σx per group; xp is x permuted by
-	// permuteQ4 and xs the group sums of x. K%64 == 0, gs a power of two ≥ 32.
+	// identity Σ(q·s+b)·x = s·Σq·x + b·Σx per group; xp is x prepared by
+	// prepQ4 and xs the group sums of x. K%64 == 0, gs a power of two ≥ 32.
 	q4dot func(w []uint32, s, b, xp, xs, y []float32, gs int)
 	// q8dot: as q4dot for 8-bit rows (K/4 words per row), x in natural
 	// order; gs%32 == 0.
 	q8dot func(w []uint32, s, b, x, xs, y []float32, gs int)
 	// deq4 dequantizes K = len(out) values of one 4-bit row segment into
-	// out in permuteQ4's order (out[64j+8k+i] is weight 64j+8i+k), each
-	// q·s+b as the plain path rounds it. K%64 == 0, gs a power of two ≥ 32.
+	// out in permuteQ4's 8-lane order (out[64j+8k+i] is weight 64j+8i+k),
+	// each q·s+b as the plain path rounds it. K%64 == 0, gs as for q4dot.
 	deq4 func(w []uint32, s, b, out []float32, gs int)
 	// deq8: as deq4 for 8-bit, natural order; gs%8 == 0.
 	deq8 func(w []uint32, s, b, out []float32, gs int)
-	// gemm sets c[16i+j] = Σ_{p<k} a[i][p]·b[p·ldb+j] for i < 6, j < nr
-	// (nr 8 or 16): a 6×nr block of A·B with A given by row and B by rows
-	// of stride ldb.
-	gemm func(a *[6][]float32, b []float32, ldb, k, nr int, c *[96]float32)
+	// gemm sets c[32i+j] = Σ_{p<k} a[i][p]·b[p·ldb+j] for i < 6 and at
+	// least j < cols (cols ≤ nr): a 6×cols block of A·B with A given by
+	// rows and B by rows of stride ldb.
+	gemm func(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut)
 	// dot sets y[r] = Σ_p w[r·K+p]·x[p] for len(y) rows of K = len(x).
 	dot func(w, x, y []float32)
 }
 
-var goKernels = kernelSet{"go", q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo}
+// gemmOut is gemm's output block: 6 rows of stride 32.
+type gemmOut = [6 * 32]float32
+
+var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo}
 
 // kern is the set the fast path uses.
 var kern = goKernels
@@ -39,18 +47,22 @@ var kern = goKernels
 // (masked, not shifted); nibble 7 is shifted down instead.
 var q4scale = [8]float32{1, 1.0 / (1 << 4), 1.0 / (1 << 8), 1.0 / (1 << 12), 1.0 / (1 << 16), 1.0 / (1 << 20), 1.0 / (1 << 24), 1}
 
-// permuteQ4 writes x (len%64 == 0) in q4dot's order:
-// xp[64j+8k+i] = x[64j+8i+k]·q4scale[k] (lane i holds word i of a block).
-func permuteQ4(x, xp []float32) {
-	for j := 0; j+64 <= len(x); j += 64 {
+// permuteQ4 writes x (len%(8·lanes) == 0) in a q4dot order: blocks of lanes
+// words, lane i holding word i, so xp[8·lanes·j + lanes·k + i] =
+// x[8·lanes·j + 8i + k]·q4scale[k].
+func permuteQ4(x, xp []float32, lanes int) {
+	n := 8 * lanes
+	for j := 0; j+n <= len(x); j += n {
 		for k := 0; k < 8; k++ {
 			sc := q4scale[k]
-			for i := 0; i < 8; i++ {
-				xp[j+8*k+i] = x[j+8*i+k] * sc
+			for i := 0; i < lanes; i++ {
+				xp[j+lanes*k+i] = x[j+8*i+k] * sc
 			}
 		}
 	}
 }
+
+func prepQ4x8(x, xp []float32) { permuteQ4(x, xp, 8) }
 
 // groupSums sets xs[g] = Σ x[g·gs : (g+1)·gs].
 func groupSums(x, xs []float32, gs int) {
@@ -124,15 +136,15 @@ func deq8Go(w []uint32, s, b, out []float32, gs int) {
 	}
 }
 
-func gemmGo(a *[6][]float32, b []float32, ldb, k, nr int, c *[96]float32) {
+func gemmGo(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut) {
 	for i := range a {
 		var acc [16]float32
 		for p, av := range a[i][:k] {
-			for j, bv := range b[p*ldb:][:nr] {
+			for j, bv := range b[p*ldb:][:cols] {
 				acc[j] += av * bv
 			}
 		}
-		copy(c[16*i:16*i+16], acc[:])
+		copy(c[32*i:32*i+16], acc[:])
 	}
 }
 

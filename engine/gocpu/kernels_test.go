@@ -21,13 +21,7 @@ const (
 )
 
 // kernelSets are the inner-loop sets this machine can run.
-func kernelSets() []kernelSet {
-	sets := []kernelSet{goKernels}
-	if kern.name != goKernels.name {
-		sets = append(sets, kern)
-	}
-	return sets
-}
+func kernelSets() []kernelSet { return append([]kernelSet{goKernels}, archKernelSets()...) }
 
 // withKernels runs f once per kernel set.
 func withKernels(t *testing.T, f func(t *testing.T)) {
@@ -125,7 +119,8 @@ func relErr(t *testing.T, got, want, scale []float32) float64 {
 
 var linearCases = []struct{ in, out, bits, gs int }{
 	{64, 7, 4, 32}, {64, 5, 4, 64}, {128, 13, 4, 128}, {192, 33, 4, 64}, {320, 17, 4, 32},
-	{1536, 40, 4, 64}, {96, 9, 4, 32}, // 96: In%64 != 0, the generic path
+	{1536, 40, 4, 64}, {256, 11, 4, 32}, {512, 9, 4, 256}, {2048, 3, 4, 128},
+	{96, 9, 4, 32}, // In%64 != 0: the generic path
 	{64, 7, 8, 32}, {96, 11, 8, 32}, {256, 21, 8, 64}, {384, 19, 8, 128}, {1536, 37, 8, 64},
 	{1, 3, 0, 0}, {7, 5, 0, 0}, {33, 17, 0, 0}, {100, 23, 0, 0}, {1536, 40, 0, 0},
 }
@@ -168,7 +163,7 @@ func TestLinearKBlocks(t *testing.T) {
 			in, rows := 4096, 300 // 19 x tiles: blocks of 384 (4/8-bit) / 424 (dense)
 			l := randLinear(r, 0, 13, in, bits, 128, false)
 			w, _ := plain.checkLinear("test", l)
-			if kc := w.blockK((rows + 15) / 16); kc >= in {
+			if kc := w.blockK(rows); kc >= in {
 				t.Fatalf("bits %d: one K block of %d", bits, kc)
 			}
 			x := randFloats(r, rows*in, 1)
@@ -305,53 +300,62 @@ func TestKernelSetsAgree(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(6))
 	for _, gs := range []int{32, 64, 128} {
-		K, n := 384, 5
-		w := make([]uint32, n*K/4)
-		for i := range w {
-			w[i] = r.Uint32()
-		}
-		s, b := randFloats(r, n*K/gs, 0.1), randFloats(r, n*K/gs, 1)
-		x := randFloats(r, K, 1)
-		xp, xs := make([]float32, K), make([]float32, K/gs)
-		permuteQ4(x, xp)
-		groupSums(x, xs, gs)
-		for _, op := range []string{"q4dot", "q8dot", "deq4", "deq8"} {
-			var outs [][]float32
-			for _, ks := range sets {
-				var y []float32
+		for _, K := range []int{384, 448} { // 448: not a multiple of 128
+			n := 5
+			w := make([]uint32, n*K/4)
+			for i := range w {
+				w[i] = r.Uint32()
+			}
+			s, b := randFloats(r, n*K/gs+1, 0.1), randFloats(r, n*K/gs+1, 1)
+			x := randFloats(r, K, 1)
+			xs := make([]float32, K/gs)
+			groupSums(x, xs, gs)
+			run := func(ks kernelSet, op string) []float32 {
 				switch op {
 				case "q4dot":
-					y = make([]float32, n)
+					xp, y := make([]float32, K), make([]float32, n)
+					ks.prepQ4(x, xp)
 					ks.q4dot(w[:n*K/8], s, b, xp, xs, y, gs)
+					return y
 				case "q8dot":
-					y = make([]float32, n)
+					y := make([]float32, n)
 					ks.q8dot(w, s, b, x, xs, y, gs)
+					return y
 				case "deq4":
-					y = make([]float32, K)
+					y := make([]float32, K)
 					ks.deq4(w[:K/8], s, b, y, gs)
-				case "deq8":
-					y = make([]float32, K)
-					ks.deq8(w[:K/4], s, b, y, gs)
+					return y
 				}
-				outs = append(outs, y)
+				y := make([]float32, K)
+				ks.deq8(w[:K/4], s, b, y, gs)
+				return y
 			}
-			tol, sc := 1e-5, make([]float32, len(outs[0])) // dot: relative to max |y|
-			for i := range sc {
-				sc[i] = 1 // dequantized values: identical (multiply, then add)
-			}
-			if op == "q4dot" || op == "q8dot" {
-				var m float32
-				for _, v := range outs[0] {
-					m = max(m, float32(math.Abs(float64(v))))
+			for _, op := range []string{"q4dot", "q8dot", "deq4", "deq8"} {
+				if K%gs != 0 {
+					continue
 				}
+				want := run(sets[0], op)
+				// Dequantized values are identical (multiply, then add); dot
+				// products are compared relative to their largest output.
+				tol, sc := 0.0, make([]float32, len(want))
 				for i := range sc {
-					sc[i] = m
+					sc[i] = 1
 				}
-			} else {
-				tol = 0
-			}
-			if e := relErr(t, outs[1], outs[0], sc); e > tol {
-				t.Fatalf("%s gs=%d: sets differ by %.3g", op, gs, e)
+				if op == "q4dot" || op == "q8dot" {
+					tol = 1e-5
+					var m float32
+					for _, v := range want {
+						m = max(m, float32(math.Abs(float64(v))))
+					}
+					for i := range sc {
+						sc[i] = m
+					}
+				}
+				for _, ks := range sets[1:] {
+					if e := relErr(t, run(ks, op), want, sc); e > tol {
+						t.Fatalf("%s %s K=%d gs=%d: differs from go by %.3g", ks.name, op, K, gs, e)
+					}
+				}
 			}
 		}
 	}

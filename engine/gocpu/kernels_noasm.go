@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package gocpu
+
+// archKernelSets: no assembly on this architecture (or with -tags purego);
+// the portable kernels in kernels_generic.go run everywhere.
+func archKernelSets() []kernelSet { return nil }
