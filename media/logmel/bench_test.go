@@ -44,13 +44,13 @@ func BenchmarkLogMelVsNumpy(b *testing.B) {
 		}
 	}
 	runs := max(b.N, 5)
-	goMS := sidebyside.MedianMS(runs, run)
+	goT := sidebyside.Median(runs, run)
 	prev := runtime.GOMAXPROCS(1)
-	go1MS := sidebyside.MedianMS(runs, run)
+	go1T := sidebyside.Median(runs, run)
 	runtime.GOMAXPROCS(prev)
-	refMS, err := sidebyside.RunMS(py, "testdata/logmel_numpy.py", strconv.Itoa(runs))
+	ref, err := sidebyside.RunMS(py, "testdata/logmel_numpy.py", strconv.Itoa(runs))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sidebyside.Report(b, "log-mel 30 s", goMS, go1MS, refMS, "numpy")
+	sidebyside.Report(b, "log-mel 30 s", goT, go1T, ref, "numpy")
 }

@@ -68,16 +68,16 @@ func BenchmarkImageVsPillow(b *testing.B) {
 	var in *Input
 	run := func() { in = prepare12MP(b, data) }
 	runs := max(b.N, 3)
-	goMS := sidebyside.MedianMS(runs, run)
+	goT := sidebyside.Median(runs, run)
 	prev := runtime.GOMAXPROCS(1)
-	go1MS := sidebyside.MedianMS(runs, run)
+	go1T := sidebyside.Median(runs, run)
 	runtime.GOMAXPROCS(prev)
 	t := in.Target
-	refMS, err := sidebyside.RunMS(py, "testdata/pillow_bench.py", path, strconv.Itoa(t.W), strconv.Itoa(t.H), strconv.Itoa(runs))
+	ref, err := sidebyside.RunMS(py, "testdata/pillow_bench.py", path, strconv.Itoa(t.W), strconv.Itoa(t.H), strconv.Itoa(runs))
 	if err != nil {
 		b.Fatal(err)
 	}
-	sidebyside.Report(b, "12 MP JPEG -> 912x672 patches", goMS, go1MS, refMS, "pillow")
+	sidebyside.Report(b, "12 MP JPEG -> 912x672 patches", goT, go1T, ref, "pillow")
 }
 
 // BenchmarkResizeVsPillow: resize + patchify of an already decoded 12 MP
@@ -103,14 +103,14 @@ func BenchmarkResizeVsPillow(b *testing.B) {
 		}
 	}
 	runs := max(b.N, 5)
-	goMS := sidebyside.MedianMS(runs, run)
+	goT := sidebyside.Median(runs, run)
 	prev := runtime.GOMAXPROCS(1)
-	go1MS := sidebyside.MedianMS(runs, run)
+	go1T := sidebyside.Median(runs, run)
 	runtime.GOMAXPROCS(prev)
 	t := in.Target
-	refMS, err := sidebyside.RunMS(py, "testdata/pillow_bench.py", path, strconv.Itoa(t.W), strconv.Itoa(t.H), strconv.Itoa(runs), "resize")
+	ref, err := sidebyside.RunMS(py, "testdata/pillow_bench.py", path, strconv.Itoa(t.W), strconv.Itoa(t.H), strconv.Itoa(runs), "resize")
 	if err != nil {
 		b.Fatal(err)
 	}
-	sidebyside.Report(b, "resize+patchify of decoded 12 MP", goMS, go1MS, refMS, "pillow")
+	sidebyside.Report(b, "resize+patchify of decoded 12 MP", goT, go1T, ref, "pillow")
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -35,41 +36,62 @@ func Python(modules ...string) (string, error) {
 	return "", fmt.Errorf("%s not importable (Debian: apt install python3-pil python3-numpy)", strings.Join(modules, ", "))
 }
 
-// RunMS runs a reference script that prints one number (median milliseconds),
-// single-threaded.
-func RunMS(python string, args ...string) (float64, error) {
+// RunMS runs a reference script that prints its median wall and CPU
+// milliseconds, single-threaded.
+func RunMS(python string, args ...string) (Times, error) {
 	cmd := exec.Command(python, args...)
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1")
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("%s %v: %v", python, args, err)
+		return Times{}, fmt.Errorf("%s %v: %v", python, args, err)
 	}
-	fields := strings.Fields(string(out))
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("%s printed nothing", args[0])
+	f := strings.Fields(string(out))
+	if len(f) < 2 {
+		return Times{}, fmt.Errorf("%s printed %q, want wall and CPU ms", args[0], out)
 	}
-	return strconv.ParseFloat(fields[len(fields)-1], 64)
+	wall, err1 := strconv.ParseFloat(f[len(f)-2], 64)
+	cpu, err2 := strconv.ParseFloat(f[len(f)-1], 64)
+	if err1 != nil || err2 != nil {
+		return Times{}, fmt.Errorf("%s printed %q", args[0], out)
+	}
+	return Times{Wall: wall, CPU: cpu}, nil
 }
 
-// MedianMS times fn runs times and returns the median in milliseconds.
-func MedianMS(runs int, fn func()) float64 {
-	ts := make([]float64, runs)
-	for i := range ts {
-		s := time.Now()
+// Times are median milliseconds: wall clock, and CPU time of the process
+// (all threads). CPU time is the steadier number on a shared machine.
+type Times struct{ Wall, CPU float64 }
+
+// Median times fn runs times.
+func Median(runs int, fn func()) Times {
+	wall, cpu := make([]float64, runs), make([]float64, runs)
+	for i := range wall {
+		c0, s := cpuMS(), time.Now()
 		fn()
-		ts[i] = float64(time.Since(s).Microseconds()) / 1e3
+		wall[i], cpu[i] = float64(time.Since(s).Microseconds())/1e3, cpuMS()-c0
 	}
-	sort.Float64s(ts)
-	return ts[runs/2]
+	sort.Float64s(wall)
+	sort.Float64s(cpu)
+	return Times{wall[runs/2], cpu[runs/2]}
 }
 
-// Report adds the side-by-side metrics to b and logs one line.
-func Report(b *testing.B, name string, goMS, go1MS, refMS float64, ref string) {
-	b.ReportMetric(goMS, "go-ms")
-	b.ReportMetric(go1MS, "go1thread-ms")
-	b.ReportMetric(refMS, ref+"-ms")
-	b.ReportMetric(goMS/refMS, "x-"+ref)
-	b.ReportMetric(go1MS/refMS, "x1thread-"+ref)
-	b.Logf("%s: Go %.1f ms (%.1f ms on one thread) vs %s %.1f ms: %.2fx (%.2fx one thread; target <= 1.0x)",
-		name, goMS, go1MS, ref, refMS, goMS/refMS, go1MS/refMS)
+func cpuMS() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// Report adds the side-by-side metrics to b and logs one line: Go at
+// GOMAXPROCS and on one thread, against the single-threaded reference.
+func Report(b *testing.B, name string, goT, go1T, ref Times, refName string) {
+	b.Helper()
+	b.ReportMetric(goT.Wall, "go-ms")
+	b.ReportMetric(go1T.Wall, "go1thread-ms")
+	b.ReportMetric(ref.Wall, refName+"-ms")
+	b.ReportMetric(goT.Wall/ref.Wall, "x-"+refName)
+	b.ReportMetric(go1T.CPU/ref.CPU, "xcpu1thread-"+refName)
+	b.Logf("%s: Go %.1f ms wall (%.1f ms on one thread, %.1f ms CPU) vs %s %.1f ms wall (%.1f ms CPU): "+
+		"%.2fx wall, %.2fx one-thread CPU time (target <= 1.0x)",
+		name, goT.Wall, go1T.Wall, go1T.CPU, refName, ref.Wall, ref.CPU, goT.Wall/ref.Wall, go1T.CPU/ref.CPU)
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Pillow side of `make bench`: decode a JPEG and resize it with BICUBIC to the
-Gemma-4 target size (what the reference processor does); prints the median ms.
+Gemma-4 target size (what the reference processor does); prints the median wall and CPU ms.
 
 usage: pillow_bench.py FILE WIDTH HEIGHT RUNS [resize]
 With "resize", only the resize of the already decoded image is timed."""
@@ -14,9 +14,9 @@ def main():
     path, w, h, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     resize_only = len(sys.argv) > 5 and sys.argv[5] == "resize"
     decoded = Image.open(path).convert("RGB")
-    times = []
+    times, cpus = [], []
     for _ in range(runs):
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         if resize_only:
             decoded.resize((w, h), resample=Image.BICUBIC)
         else:
@@ -24,7 +24,8 @@ def main():
             im = im.convert("RGB")
             im.resize((w, h), resample=Image.BICUBIC)
         times.append((time.perf_counter() - s) * 1e3)
-    print("%.3f" % sorted(times)[len(times) // 2])
+        cpus.append((time.process_time() - c) * 1e3)
+    print("%.3f %.3f" % (sorted(times)[len(times) // 2], sorted(cpus)[len(cpus) // 2]))
 
 
 if __name__ == "__main__":
