@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,15 +119,20 @@ func TestStereo44kSpeech(t *testing.T) {
 	}
 }
 
-func TestMP3AndM4A(t *testing.T) {
+func TestCompressedContainers(t *testing.T) {
 	need(t, "ffmpeg", "ffprobe")
-	for _, c := range []struct{ ext, codec string }{{"mp3", "libmp3lame"}, {"m4a", "aac"}} {
+	for _, c := range []struct{ ext, codec string }{{"mp3", "libmp3lame"}, {"m4a", "aac"}, {"flac", "flac"},
+		{"opus", "libopus"}, {"aiff", "pcm_s16be"}, {"caf", "pcm_s16le"}} {
 		p := tmp(t, "tone."+c.ext)
-		run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:duration=2:sample_rate=44100",
+		rate := "44100"
+		if c.ext == "opus" {
+			rate = "48000" // Opus runs at 48 kHz
+		}
+		run(t, "ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:duration=2:sample_rate="+rate,
 			"-ac", "2", "-c:a", c.codec, "-b:a", "128k", p)
 		a := decodeOK(t, readFile(t, p), Options{})
 		got := a.Clips[0]
-		if a.Info.Channels != 2 || a.Info.Rate != 44100 || math.Abs(float64(len(got))/16000-2) > 0.1 {
+		if a.Info.Channels != 2 || strconv.Itoa(a.Info.Rate) != rate || math.Abs(float64(len(got))/16000-2) > 0.1 {
 			t.Errorf("%s: info %+v, %.3f s", c.ext, a.Info, float64(len(got))/16000)
 			continue
 		}
