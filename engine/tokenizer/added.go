@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -135,4 +136,30 @@ func wordBoundary(s string, i, j int) bool {
 		}
 	}
 	return true
+}
+
+func (t *Tokenizer) buildAddedTries(added []addedJSON) {
+	var raw, normed []addedToken
+	for _, a := range added {
+		at := addedToken{content: a.Content, id: int32(a.ID), lstrip: a.LStrip, rstrip: a.RStrip, singleWrd: a.SingleWord}
+		if a.Normalized {
+			normed = append(normed, at)
+		} else {
+			raw = append(raw, at)
+		}
+	}
+	t.rawAdded, t.normAdded = newTrie(raw), newTrie(normed)
+}
+
+// normalizeAdded applies the normalizer to the normalized=true added tokens
+// (HF matches them on normalized text); called once the normalizer is known.
+func (t *Tokenizer) normalizeAdded() {
+	if t.normAdded == nil {
+		return
+	}
+	toks := slices.Clone(t.normAdded.tok)
+	for i := range toks {
+		toks[i].content = t.normalize(toks[i].content)
+	}
+	t.normAdded = newTrie(toks)
 }

@@ -18,15 +18,16 @@
 //     identical. Stream uses the same rule, so Decode(ids) always equals the
 //     concatenation of a Stream's outputs.
 //
-// Why not github.com/sugarme/tokenizer at run time (measured on the real
-// 262k Gemma 3 file, see the package benchmarks and research/env.md §3): its
-// loader takes over a second and ~400 MB peak RSS and keeps ~72 MiB of heap,
-// which alone breaks the 100 MB budget; its BPE ignores byte_fallback,
-// mis-splits added tokens and is quadratic on Gemma's single-word input; its
-// ByteFallback decoder panics on a malformed <0x..> token and decodes a byte
-// run all-or-nothing, which a stream cannot reproduce. We therefore parse
+// Why not github.com/sugarme/tokenizer at run time (measured here on the
+// real 262k Gemma 3 file by BenchmarkLoadGemma3, and in research/env.md §3):
+// its loader takes 1.6-3 s and ~240 MB peak RSS and keeps 72 MiB of heap
+// (ours: ~0.5 s, ~75 MB peak, 15 MiB); its BPE ignores byte_fallback,
+// mis-splits added tokens and is quadratic on Gemma's single-word input;
+// its ByteFallback decoder panics on a malformed <0x..> token and decodes
+// a byte run all-or-nothing, which a stream cannot reproduce. So we parse
 // tokenizer.json into compact tables ourselves and keep sugarme where it is
-// right: the tests use its decoder chain as an independent oracle for Decode.
+// right: the tests use its decoder chain as an independent oracle for
+// Decode (TestDecodeMatchesSugarme).
 //
 // Only the components Gemma's files use are accepted (an allowlist, so a
 // hostile tokenizer.json cannot smuggle in a backtracking regex); anything
