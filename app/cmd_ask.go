@@ -49,8 +49,18 @@ type askFlags struct {
 }
 
 func parseAsk(args []string, stderr io.Writer) (*askFlags, string, error) {
+	f, prompt, err := parseGenFlags("ask", args, stderr)
+	if err == nil && prompt == "" && f.promptIDs == "" {
+		err = fmt.Errorf("no prompt: perch ask [flags] \"your question\"")
+	}
+	return f, prompt, err
+}
+
+// parseGenFlags parses the generation flags shared by ask and chat; the
+// words left over are the prompt.
+func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, string, error) {
 	f := &askFlags{}
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.model, "model", "", "model folder or Hugging Face repo (REPO[@REV]) in the local cache")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
@@ -85,14 +95,11 @@ func parseAsk(args []string, stderr io.Writer) (*askFlags, string, error) {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	prompt := strings.Join(words, " ")
-	if prompt == "" && f.promptIDs == "" {
-		return nil, "", fmt.Errorf("no prompt: perch ask [flags] \"your question\"")
-	}
-	return f, prompt, nil
+	return f, strings.Join(words, " "), nil
 }
 
-func (f *askFlags) request(prompt string) (engine.Request, error) {
+// settings is a request with the flags' generation settings and no content.
+func (f *askFlags) settings() engine.Request {
 	req := engine.Request{MaxTokens: f.maxTokens, IgnoreEOS: f.ignoreEOS, EnableThinking: f.think,
 		MaxSoftTokens: f.maxSoftTokens, VideoFPS: f.fps, MaxFrames: f.maxFrames}
 	if f.set["temperature"] {
@@ -109,6 +116,24 @@ func (f *askFlags) request(prompt string) (engine.Request, error) {
 	if f.set["seed"] {
 		req.Sampling.Seed = &f.seed
 	}
+	return req
+}
+
+// attachments reads the --image/--audio/--video files, in order.
+func attachments(media []mediaArg) ([]engine.Part, error) {
+	var parts []engine.Part
+	for _, m := range media {
+		data, err := os.ReadFile(m.path)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", m.kind, err)
+		}
+		parts = append(parts, engine.Part{Type: m.kind, Data: data, Name: m.path})
+	}
+	return parts, nil
+}
+
+func (f *askFlags) request(prompt string) (engine.Request, error) {
+	req := f.settings()
 	if f.promptIDs != "" {
 		for _, s := range strings.Split(f.promptIDs, ",") {
 			v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
@@ -121,14 +146,11 @@ func (f *askFlags) request(prompt string) (engine.Request, error) {
 	if f.system != "" {
 		req.Messages = append(req.Messages, engine.Text(engine.RoleSystem, f.system))
 	}
-	user := engine.Message{Role: engine.RoleUser}
-	for _, m := range f.media {
-		data, err := os.ReadFile(m.path)
-		if err != nil {
-			return req, fmt.Errorf("--%s: %w", m.kind, err)
-		}
-		user.Content = append(user.Content, engine.Part{Type: m.kind, Data: data, Name: m.path})
+	parts, err := attachments(f.media)
+	if err != nil {
+		return req, err
 	}
+	user := engine.Message{Role: engine.RoleUser, Content: parts}
 	if prompt != "" {
 		user.Content = append(user.Content, engine.Part{Type: engine.PartText, Text: prompt})
 	}
@@ -138,7 +160,7 @@ func (f *askFlags) request(prompt string) (engine.Request, error) {
 
 func runAsk(args []string, stdout, stderr io.Writer) int {
 	f, prompt, err := parseAsk(args, stderr)
-	if err == flag.ErrHelp {
+	if err == flagErrHelp {
 		return 0
 	}
 	if err != nil {
@@ -150,18 +172,11 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return out.fail(stderr, err)
 	}
-	dir, err := resolveModel(f.model)
-	if err != nil {
-		return out.fail(stderr, err)
-	}
-	e, err := engine.Open(dir, engine.Options{Backend: f.backend})
+	e, err := openCLIEngine(f, stderr)
 	if err != nil {
 		return out.fail(stderr, err)
 	}
 	defer e.Close()
-	if unknown := e.Info().Unknown; len(unknown) > 0 {
-		fmt.Fprintf(stderr, "perch: note: the checkpoint has %d tensors this model does not use (first: %s)\n", len(unknown), unknown[0])
-	}
 	var dumpErr error
 	if f.dumpLogits != "" {
 		req.DumpLogits = func(v []float32) {
@@ -191,11 +206,30 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// openCLIEngine loads --model on --backend and notes unused checkpoint tensors.
+func openCLIEngine(f *askFlags, stderr io.Writer) (*engine.Engine, error) {
+	dir, err := resolveModel(f.model)
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.Open(dir, engine.Options{Backend: f.backend})
+	if err != nil {
+		return nil, err
+	}
+	if unknown := e.Info().Unknown; len(unknown) > 0 {
+		fmt.Fprintf(stderr, "perch: note: the checkpoint has %d tensors this model does not use (first: %s)\n", len(unknown), unknown[0])
+	}
+	return e, nil
+}
+
+var flagErrHelp = flag.ErrHelp
+
 // askOutput prints plain text or JSON lines.
 type askOutput struct {
 	w        io.Writer
 	json     bool
 	thinking bool
+	verb     string // for error lines; "ask" when empty
 }
 
 func (o *askOutput) emit(v any) {
@@ -246,7 +280,11 @@ func (o *askOutput) fail(stderr io.Writer, err error) int {
 	if o.json {
 		o.emit(map[string]any{"type": "error", "message": err.Error()})
 	} else {
-		fmt.Fprintln(stderr, "perch ask:", err)
+		verb := o.verb
+		if verb == "" {
+			verb = "ask"
+		}
+		fmt.Fprintf(stderr, "perch %s: %v\n", verb, err)
 	}
 	return 1
 }

@@ -118,3 +118,47 @@ func TestAskErrorsAreOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestChatFollowUpSkipsTheTower: in perch chat, a second question about the
+// photo of the first turn reuses the cached prefix (the image included), so
+// no tower runs; --json stats show it.
+func TestChatFollowUpSkipsTheTower(t *testing.T) {
+	var out, errOut bytes.Buffer
+	in := strings.NewReader("What is in the picture?\nAnd what colour is it?\n")
+	code := runChat([]string{"--model", tinyModel, "--backend", "go", "--temperature", "0", "--max-tokens", "4", "--json",
+		"--image", "../testdata/goldens/vision-tiny/image.png"}, in, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	type stats struct {
+		PromptTokens int            `json:"prompt_tokens"`
+		Reused       int            `json:"prefix_reused_tokens"`
+		Hits         int            `json:"encoder_cache_hits"`
+		TowerMS      float64        `json:"tower_ms"`
+		ByKind       map[string]int `json:"prompt_tokens_by_kind"`
+	}
+	var turns []stats
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var line struct {
+			Type  string `json:"type"`
+			Stats stats  `json:"stats"`
+		}
+		json.Unmarshal(sc.Bytes(), &line)
+		if line.Type == "done" {
+			turns = append(turns, line.Stats)
+		}
+	}
+	if len(turns) != 2 {
+		t.Fatalf("%d turns answered: %s", len(turns), out.String())
+	}
+	first, second := turns[0], turns[1]
+	if first.ByKind["image"] == 0 || first.TowerMS == 0 || first.Reused != 0 {
+		t.Fatalf("first turn: %+v", first)
+	}
+	// The first prompt ends with the empty thought channel the template
+	// adds for generation and strips from history: reuse stops there.
+	if second.Reused < first.PromptTokens-12 || second.TowerMS != 0 || second.Hits != 0 {
+		t.Fatalf("follow-up re-ran work: %+v (first prompt %d tokens)", second, first.PromptTokens)
+	}
+}

@@ -29,7 +29,11 @@ type Options struct {
 	// MaxKVBytes is the memory the KV cache may take; a request that would
 	// need more is refused up front (0: no limit).
 	MaxKVBytes int64
-	Threads    int // Go backend worker threads (0: all cores)
+	// WindowSlack is how many tokens sliding-window caches keep beyond the
+	// window so a follow-up turn can reuse a cached conversation that
+	// diverges up to that far back (default 1024; -1: none).
+	WindowSlack int
+	Threads     int // Go backend worker threads (0: all cores)
 }
 
 // ModelInfo describes the loaded model.
@@ -81,6 +85,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	if opts.EncoderCacheBytes <= 0 {
 		opts.EncoderCacheBytes = 256 << 20
+	}
+	switch {
+	case opts.WindowSlack == 0:
+		opts.WindowSlack = 1024
+	case opts.WindowSlack < 0:
+		opts.WindowSlack = 0
 	}
 	cfg, err := gemma4.LoadConfig(dir)
 	if err != nil {
@@ -181,6 +191,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	}
 	b.Sweep()
 	e.b, e.model = b, m
+	m.Text.WindowSlack = e.opts.WindowSlack
 	e.encCache = newEncoderCache(e.opts.EncoderCacheBytes)
 	e.info.Backend = b.Name()
 	e.kvElem = 4

@@ -422,8 +422,8 @@ func (t *TextConfig) MLPWidth(i int) int {
 
 // KVBytes is the KV-cache size for a sequence of tokens: keys and values
 // of the donor layers only (KV-shared layers reuse them), sliding layers
-// capped at the window; elem is the bytes per value.
-func (t *TextConfig) KVBytes(tokens int, elem int) int64 {
+// capped at the window plus slack; elem is the bytes per value.
+func (t *TextConfig) KVBytes(tokens, elem, slack int) int64 {
 	var n int64
 	for i := range t.LayerTypes {
 		if t.KVDonor(i) != i {
@@ -431,7 +431,7 @@ func (t *TextConfig) KVBytes(tokens int, elem int) int64 {
 		}
 		keep := tokens
 		if !t.IsFull(i) {
-			keep = min(tokens, t.SlidingWindow)
+			keep = min(tokens, t.SlidingWindow+slack)
 		}
 		n += 2 * int64(t.KVHeadsOf(i)) * int64(t.HeadDimOf(i)) * int64(keep) * int64(elem)
 	}

@@ -31,6 +31,10 @@ type Text struct {
 	Norm                    tensor.Tensor // [H]
 
 	fullFreqs tensor.Tensor // proportional RoPE frequencies of full layers
+
+	// WindowSlack is how many slots sliding caches keep beyond the window,
+	// so that a follow-up can cut a cached conversation back that far.
+	WindowSlack int
 }
 
 // Inputs of one forward call over L new positions (B = 1).
@@ -59,7 +63,7 @@ func (m *Text) NewCaches() []kvcache.Cache {
 		if m.Cfg.IsFull(i) {
 			cs[i] = &kvcache.Full{}
 		} else {
-			cs[i] = kvcache.NewRotating(m.Cfg.SlidingWindow)
+			cs[i] = kvcache.NewWindow(m.Cfg.SlidingWindow, m.WindowSlack)
 		}
 	}
 	return cs
@@ -156,32 +160,31 @@ func (m *Text) perLayerInputs(h, ids tensor.Tensor) tensor.Tensor {
 // from the first donor cache of each kind before it is updated.
 func (m *Text) masks(L int, caches []kvcache.Cache, blocks []int) map[bool]tensor.Mask {
 	b, cfg := m.b, m.Cfg
+	if !(cfg.UseBidirectionalAttention == "vision" && L > 1 && len(blocks) == L && hasBlock(blocks)) {
+		blocks = nil // the overlay applies only where the config asks for it
+	}
 	out := map[bool]tensor.Mask{}
-	overlay := cfg.UseBidirectionalAttention == "vision" && L > 1 && hasBlock(blocks)
 	for i := range m.Layers {
 		full := cfg.IsFull(i)
 		if _, done := out[full]; done || cfg.KVDonor(i) != i {
 			continue
 		}
-		var mask tensor.Mask
-		offset := 0
-		if caches != nil && caches[i] != nil {
-			mask = caches[i].Mask(b, L)
-			offset = caches[i].Offset()
-		} else if L > 1 {
-			mask = tensor.Mask{Kind: tensor.MaskCausal}
-			if !full && L > cfg.SlidingWindow {
-				mask = tensor.Mask{Kind: tensor.MaskArray, Array: kvcache.CausalMask(b, L, 0, cfg.SlidingWindow)}
-			}
-		}
-		if overlay && len(blocks) == L {
-			window, off := 0, offset
+		switch {
+		case caches != nil && caches[i] != nil:
+			out[full] = caches[i].Mask(b, L, blocks)
+		case L == 1:
+			out[full] = tensor.Mask{}
+		default: // no cache: a fresh sequence
+			window := 0
 			if !full {
-				window, off = cfg.SlidingWindow, min(cfg.SlidingWindow-1, offset)
+				window = cfg.SlidingWindow
 			}
-			mask = tensor.Mask{Kind: tensor.MaskArray, Array: overlayMask(b, L, off, window, blocks)}
+			if blocks == nil && (full || L <= window) {
+				out[full] = tensor.Mask{Kind: tensor.MaskCausal}
+			} else {
+				out[full] = tensor.Mask{Kind: tensor.MaskArray, Array: kvcache.OverlayMask(b, L, window, blocks)}
+			}
 		}
-		out[full] = mask
 	}
 	return out
 }
@@ -193,20 +196,6 @@ func hasBlock(blocks []int) bool {
 		}
 	}
 	return false
-}
-
-// overlayMask is the causal (windowed) mask over off cached keys and L new
-// ones, OR'ed with same-block visibility among the new positions: [L, off+L].
-func overlayMask(b tensor.Backend, L, off, window int, blocks []int) tensor.Tensor {
-	S := off + L
-	m := make([]bool, L*S)
-	for q := 0; q < L; q++ {
-		for k := 0; k < S; k++ {
-			causal := q+off >= k && (window <= 0 || q+off < k+window)
-			m[q*S+k] = causal || k >= off && blocks[q] >= 0 && blocks[q] == blocks[k-off]
-		}
-	}
-	return b.FromBool(m, []int{L, S})
 }
 
 // fullRoPEFreqs builds the proportional-RoPE frequency table of full layers:

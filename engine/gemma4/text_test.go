@@ -10,6 +10,7 @@ import (
 	"perch/engine/gemma4"
 	"perch/engine/gocpu"
 	"perch/engine/golden"
+	"perch/engine/kvcache"
 	"perch/engine/mlx"
 	"perch/engine/tensor"
 )
@@ -165,5 +166,45 @@ func TestCacheConsistency(t *testing.T) {
 			step := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, seq[n-1:n])}, cs)))
 			checkClose(t, name+" prefill n vs n-1 + decode", step, all, 1e-4)
 		}
+	}
+}
+
+// TestWindowTrimAfterWrap: with slack in the sliding caches, a cache that
+// has wrapped can be cut back and continued, giving the same logits as a
+// fresh prefill of the new sequence (what a follow-up chat turn does).
+func TestWindowTrimAfterWrap(t *testing.T) {
+	for bn, mk := range backends() {
+		t.Run(bn, func(t *testing.T) {
+			b := mk()
+			m := load(t, b, "text-tiny")
+			m.Text.WindowSlack = 6
+			old := []int32{2, 485, 494, 539, 301, 688, 630, 971, 759, 337, 479, 537, 34, 448, 774, 125} // 16 > window 8
+			cs := m.Text.NewCaches()
+			m.Text.Forward(gemma4.Inputs{IDs: ids(b, old[:10])}, cs)
+			for _, id := range old[10:] {
+				m.Text.Forward(gemma4.Inputs{IDs: ids(b, []int32{id})}, cs)
+			}
+			// Keep 11 tokens (drop 5 <= slack+1), then continue differently.
+			for _, c := range cs {
+				if c != nil && !c.CanTrim(5) {
+					t.Fatalf("cache %T cannot trim 5 with slack 6", c)
+				}
+			}
+			for _, c := range cs {
+				if c != nil {
+					c.Trim(5)
+				}
+			}
+			next := []int32{305, 221, 13}
+			got := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, next), LastOnly: true}, cs)))
+			fresh := append(append([]int32{}, old[:11]...), next...)
+			want := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, fresh), LastOnly: true}, m.Text.NewCaches())))
+			checkClose(t, "trimmed continuation vs fresh", got, want, 1e-4)
+			for _, c := range cs {
+				if w, ok := c.(*kvcache.Window); ok && w.CanTrim(8) {
+					t.Fatalf("sliding cache claims it can trim past its slack")
+				}
+			}
+		})
 	}
 }

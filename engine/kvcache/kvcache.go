@@ -1,7 +1,8 @@
-// Package kvcache ports mlx-lm's KVCache (full attention: grows in steps of
-// 256) and RotatingKVCache (sliding attention: a ring of the window size)
-// onto tensor.Backend, with the masks each needs for a chunk of L queries.
-// Buffers are [B, heads, S, head_dim]; the cache pins what it keeps.
+// Package kvcache holds attention keys and values across steps: Full (a
+// port of mlx-lm's KVCache: grows in steps of 256) for full-attention
+// layers and Window (a ring with slack) for sliding layers, each with the
+// masks a chunk of L queries needs. Buffers are [B, heads, S, head_dim];
+// a cache pins what it keeps.
 package kvcache
 
 import (
@@ -10,8 +11,11 @@ import (
 
 // Cache is one layer's keys and values.
 type Cache interface {
-	// Mask is the attention mask for the next L queries (call before Update).
-	Mask(b tensor.Backend, L int) tensor.Mask
+	// Mask is the attention mask for the next L queries (call before
+	// Update). blocks, when set (len L), gives each new position an
+	// image/video block id (or -1): positions of one block also see each
+	// other in both directions.
+	Mask(b tensor.Backend, L int, blocks []int) tensor.Mask
 	// Update appends k, v [B, H, L, D] and returns what attention should see.
 	Update(b tensor.Backend, k, v tensor.Tensor) (keys, values tensor.Tensor)
 	// Offset counts every token seen (the RoPE position of the next one).
@@ -46,8 +50,15 @@ type Full struct {
 
 func (c *Full) Offset() int { return c.offset }
 
-func (c *Full) Mask(b tensor.Backend, L int) tensor.Mask {
-	if L > 1 {
+func (c *Full) Mask(b tensor.Backend, L int, blocks []int) tensor.Mask {
+	switch {
+	case blocks != nil && L > 1:
+		pos := make([]int, c.offset+L)
+		for i := range pos {
+			pos[i] = i
+		}
+		return tensor.Mask{Kind: tensor.MaskArray, Array: maskOf(b, c.offset, L, pos, 0, blocks)}
+	case L > 1:
 		return tensor.Mask{Kind: tensor.MaskCausal}
 	}
 	return tensor.Mask{}
@@ -102,152 +113,34 @@ func (c *Full) Release(b tensor.Backend) {
 	c.keys, c.values, c.offset = nil, nil, 0
 }
 
-// Rotating keeps the last MaxSize tokens (keep = 0) for sliding layers.
-type Rotating struct {
-	MaxSize      int
-	keys, values tensor.Tensor
-	offset       int
-	idx          int
-}
-
-// NewRotating makes a sliding-window cache of the given window.
-func NewRotating(window int) *Rotating { return &Rotating{MaxSize: window} }
-
-func (c *Rotating) Offset() int { return c.offset }
-
-func (c *Rotating) Mask(b tensor.Backend, L int) tensor.Mask {
-	if L <= 1 {
-		return tensor.Mask{}
-	}
-	off := min(c.MaxSize-1, c.offset)
-	if off+L > c.MaxSize || c.offset > 0 {
-		return tensor.Mask{Kind: tensor.MaskArray, Array: CausalMask(b, L, off, c.MaxSize)}
-	}
-	return tensor.Mask{Kind: tensor.MaskCausal}
-}
-
-// CausalMask is bool [L, off+L]: query q sees key k iff q+off >= k and, with
-// a window, q+off < k+window (window <= 0: no window).
-func CausalMask(b tensor.Backend, L, off, window int) tensor.Tensor {
-	S := off + L
+// maskOf is bool [L, len(keys)] for queries at positions first..first+L-1:
+// a key at position p (-1: empty slot) is visible when p <= q and, with a
+// window, q-p < window; or when both are new positions of one block.
+func maskOf(b tensor.Backend, first, L int, keys []int, window int, blocks []int) tensor.Tensor {
+	S := len(keys)
 	m := make([]bool, L*S)
-	for q := 0; q < L; q++ {
-		for k := 0; k < S; k++ {
-			m[q*S+k] = q+off >= k && (window <= 0 || q+off < k+window)
+	for i := 0; i < L; i++ {
+		q := first + i
+		row := m[i*S : (i+1)*S]
+		for k, p := range keys {
+			if p < 0 {
+				continue
+			}
+			row[k] = p <= q && (window <= 0 || q-p < window)
+			if !row[k] && blocks != nil && p >= first && blocks[i] >= 0 && blocks[i] == blocks[p-first] {
+				row[k] = true
+			}
 		}
 	}
 	return b.FromBool(m, []int{L, S})
 }
 
-func (c *Rotating) trim(b tensor.Backend, trimSize int, v, app tensor.Tensor) tensor.Tensor {
-	parts := []tensor.Tensor{v}
-	if trimSize > 0 {
-		parts = []tensor.Tensor{b.Slice(v, 2, trimSize, v.Shape()[2])}
+// OverlayMask is the [L, L] mask of a fresh sequence: causal within the
+// window (0: none), plus same-block visibility when blocks is set.
+func OverlayMask(b tensor.Backend, L, window int, blocks []int) tensor.Tensor {
+	pos := make([]int, L)
+	for i := range pos {
+		pos[i] = i
 	}
-	if app != nil {
-		parts = append(parts, app)
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return b.Concat(2, parts...)
-}
-
-func (c *Rotating) temporalOrder(b tensor.Backend, v tensor.Tensor) tensor.Tensor {
-	n := v.Shape()[2]
-	switch {
-	case c.idx == n:
-		return v
-	case c.idx < c.offset:
-		return b.Concat(2, b.Slice(v, 2, c.idx, n), b.Slice(v, 2, 0, c.idx))
-	default:
-		return b.Slice(v, 2, 0, c.idx)
-	}
-}
-
-func (c *Rotating) Update(b tensor.Backend, k, v tensor.Tensor) (tensor.Tensor, tensor.Tensor) {
-	oldK, oldV := c.keys, c.values
-	var keys, values tensor.Tensor
-	if k.Shape()[2] == 1 {
-		keys, values = c.updateInPlace(b, k, v)
-	} else {
-		keys, values = c.updateConcat(b, k, v)
-	}
-	replace(b, oldK, oldV, c.keys, c.values)
-	return keys, values
-}
-
-func (c *Rotating) updateConcat(b tensor.Backend, k, v tensor.Tensor) (tensor.Tensor, tensor.Tensor) {
-	if c.keys == nil {
-		c.keys, c.values = k, v
-	} else {
-		c.keys, c.values = c.temporalOrder(b, c.keys), c.temporalOrder(b, c.values)
-		c.idx = c.keys.Shape()[2]
-		trimSize := c.idx - c.MaxSize + 1 // keep MaxSize-1 old keys so every query sees a full window
-		c.keys = c.trim(b, trimSize, c.keys, k)
-		c.values = c.trim(b, trimSize, c.values, v)
-	}
-	c.offset += k.Shape()[2]
-	c.idx = c.keys.Shape()[2]
-	return c.keys, c.values
-}
-
-func (c *Rotating) updateInPlace(b tensor.Backend, k, v tensor.Tensor) (tensor.Tensor, tensor.Tensor) {
-	ks, vs := k.Shape(), v.Shape()
-	prev := c.offset
-	if c.keys == nil || (prev >= c.keys.Shape()[2] && c.keys.Shape()[2] < c.MaxSize) {
-		n := min(step, c.MaxSize-prev)
-		newK := b.Zeros([]int{ks[0], ks[1], n, ks[3]}, k.DType())
-		newV := b.Zeros([]int{vs[0], vs[1], n, vs[3]}, v.DType())
-		if c.keys != nil {
-			c.keys, c.values = b.Concat(2, c.keys, newK), b.Concat(2, c.values, newV)
-		} else {
-			c.keys, c.values = newK, newV
-		}
-		c.idx = prev
-	}
-	if trimSize := c.keys.Shape()[2] - c.MaxSize; trimSize > 0 {
-		c.keys = c.trim(b, trimSize, c.keys, nil)
-		c.values = c.trim(b, trimSize, c.values, nil)
-		c.idx = c.MaxSize
-	}
-	if c.idx == c.MaxSize {
-		c.idx = 0
-	}
-	c.keys = b.SliceUpdate(c.keys, k, 2, c.idx)
-	c.values = b.SliceUpdate(c.values, v, 2, c.idx)
-	c.offset++
-	c.idx++
-	if c.offset < c.MaxSize {
-		return b.Slice(c.keys, 2, 0, c.offset), b.Slice(c.values, 2, 0, c.offset)
-	}
-	return c.keys, c.values
-}
-
-// Trim works only while nothing has been overwritten.
-func (c *Rotating) Trim(n int) int {
-	if c.offset >= c.MaxSize {
-		return 0
-	}
-	n = min(c.offset, n)
-	c.offset -= n
-	c.idx -= n
-	return n
-}
-
-// CanTrim: only while nothing has been overwritten (mlx-lm's is_trimmable).
-func (c *Rotating) CanTrim(n int) bool { return c.offset < c.MaxSize && n <= c.offset }
-
-func (c *Rotating) State() []tensor.Tensor {
-	if c.keys == nil {
-		return nil
-	}
-	return []tensor.Tensor{c.keys, c.values}
-}
-
-func (c *Rotating) Release(b tensor.Backend) {
-	if c.keys != nil {
-		b.Unpin(c.keys, c.values)
-	}
-	c.keys, c.values, c.offset, c.idx = nil, nil, 0, 0
+	return maskOf(b, 0, L, pos, window, blocks)
 }
