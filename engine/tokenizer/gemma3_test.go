@@ -109,11 +109,18 @@ type corpusFile struct {
 	} `json:"docs"`
 }
 
-const corpusPath = "testdata/gemma3-corpus.json.gz"
+const (
+	corpusPath = "testdata/gemma3-corpus.json.gz"
+	randomPath = "testdata/gemma3-random.json.gz"
+)
 
 func readCorpus(t testing.TB) (corpusFile, string) {
+	return readCorpusFile(t, corpusPath)
+}
+
+func readCorpusFile(t testing.TB, path string) (corpusFile, string) {
 	t.Helper()
-	f, err := os.Open(corpusPath)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,4 +176,22 @@ func TestGemma3Corpus(t *testing.T) {
 	}
 	t.Logf("real Gemma 3 tokenizer: %d/%d corpus texts match the oracle (%d docs + the whole %d-byte corpus, %d tokens)",
 		ok, len(c.Docs)+1, len(c.Docs), len(whole), c.Whole.N)
+}
+
+// TestGemma3RandomStrings: 1,000 short strings glued from atoms that stress
+// the added-token split, whitespace/newline runs, literal '▁' and byte
+// fallback (`node testdata/oracle/oracle.js random`).
+func TestGemma3RandomStrings(t *testing.T) {
+	tok := gemma3(t)
+	c, _ := readCorpusFile(t, randomPath)
+	ok := 0
+	for i, d := range c.Docs {
+		ids := tok.Encode(d.Text, false)
+		if len(ids) != d.N || !strings.HasPrefix(hashIDs(ids), d.SHA256) {
+			t.Errorf("string %d %q: %d ids, oracle %d (hash differs)", i, d.Text, len(ids), d.N)
+			continue
+		}
+		ok++
+	}
+	t.Logf("real Gemma 3 tokenizer: %d/%d adversarial strings match the oracle", ok, len(c.Docs))
 }

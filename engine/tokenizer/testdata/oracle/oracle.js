@@ -3,6 +3,7 @@
 // fetched by fetch.sh into the git-ignored cache.
 //
 //   node oracle.js corpus  <cache> <out.json.gz>   write the ~100 KB corpus and the oracle's id hashes
+//   node oracle.js random  <cache> <out.json.gz>   write 1,000 short adversarial strings and their id hashes
 //   node oracle.js bench   <cache> <corpus.json.gz> [runs]   time encode of the whole corpus, print JSON
 //   node oracle.js encode  <cache>                 stdin: JSON list of strings; stdout: JSON list of id lists
 //
@@ -144,6 +145,28 @@ function generateCorpus(targetBytes) {
   return docs;
 }
 
+// Short strings glued from atoms that stress the added-token split, the
+// whitespace and newline runs (added tokens in Gemma 3), literal '▁', byte
+// fallback and near-miss markup.
+const ATOMS = ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>", "<unused1>", "<unused99>", "<b>", "</b>", "<table>",
+  "<tr>", "<td>", "<h1>", "[multimodal]", "<mask>", "<image_soft_token>", "<start_of_image>", "\n", "\n\n", "\n".repeat(5),
+  "\n".repeat(32), "\n".repeat(40), " ", "  ", "   ", " ".repeat(31), " ".repeat(33), "\t", "\t\t", "\r", "\r\n", "▁", "▁▁",
+  "▁▁▁", " ▁", " ▁▁ ", "a", "b", "the", "The", "hello", "world", "ing", "tion", "😀", "🦙", "👨\u200d👩\u200d👧", "é",
+  "e\u0301", "日本", "語", "한국", "Русский", "العربية", "\x00", "\x1f", "\x7f", "\u200b", "\ufeff", "\ufffd", "𝕳", "ⅷ",
+  "\ue000", "0", "12", "345", "3.14", "-", "_", "=", "==", "!=", "<", "<b", "</", "/>", "<|", "|>", "<<", ">>", "{}",
+  "[]", "()", "'", "\"", "\\", "...", "—", "   x", "x   "];
+
+function randomStrings(n) {
+  const rnd = mulberry32(7);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    let s = "";
+    for (let k = 1 + Math.floor(rnd() * 25); k > 0; k--) s += ATOMS[Math.floor(rnd() * ATOMS.length)];
+    out.push(s);
+  }
+  return out;
+}
+
 function main() {
   const [mode, cache, file, runs] = process.argv.slice(2);
   if (mode === "corpus") {
@@ -163,6 +186,18 @@ function main() {
     };
     fs.writeFileSync(file, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
     console.log(`${docs.length} docs, ${Buffer.byteLength(docs.join("\n"))} bytes, ${whole.length} tokens -> ${file}`);
+  } else if (mode === "random") {
+    const { tok } = loadTokenizer(cache);
+    const out = {
+      oracle: "@lenml/tokenizers 3.7.2 (transformers.js tokenizer code) on Node " + process.version,
+      ids_hash: "first 16 hex digits of the sha256 of the ids as little-endian int32",
+      docs: randomStrings(1000).map((text) => {
+        const ids = tok.encode(text, { add_special_tokens: false });
+        return { text, n: ids.length, sha256: hashIDs(ids).slice(0, 16) };
+      }),
+    };
+    fs.writeFileSync(file, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    console.log(`${out.docs.length} strings -> ${file}`);
   } else if (mode === "bench") {
     const { tok, loadSeconds } = loadTokenizer(cache);
     const corpus = JSON.parse(zlib.gunzipSync(fs.readFileSync(file)));
