@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -210,4 +211,47 @@ func TestLoadSources(t *testing.T) {
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "chat_template.jinja") {
 		t.Errorf("broken template: %v", err)
 	}
+}
+
+// TestRandomRenders compares 400 random conversations with Python's Jinja2
+// (testdata/random_renders.py): the same text, or an error on both sides.
+func TestRandomRenders(t *testing.T) {
+	f, err := os.Open("testdata/template-random.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Renderer string `json:"renderer"`
+		Cases    []struct {
+			goldenCase
+			Error string `json:"error"`
+		} `json:"cases"`
+	}
+	if err := json.NewDecoder(zr).Decode(&file); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := loadTiny(t)
+	ok, errs := 0, 0
+	for _, c := range file.Cases {
+		got, err := tmpl.Render(context.Background(), inputOf(t, c.goldenCase))
+		switch {
+		case c.Error != "" && err == nil:
+			t.Errorf("%s: Python raised %s; rendered %q", c.Name, c.Error, got)
+		case c.Error == "" && err != nil:
+			t.Errorf("%s: %v", c.Name, err)
+		case c.Error == "" && got != c.Rendered:
+			t.Errorf("%s:\n got  %q\n want %q", c.Name, got, c.Rendered)
+		default:
+			ok++
+			if c.Error != "" {
+				errs++
+			}
+		}
+	}
+	t.Logf("%d/%d random conversations agree with %s (%d are errors on both sides)", ok, len(file.Cases), file.Renderer, errs)
 }
