@@ -15,6 +15,7 @@ import random
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(here, "..", "jinja", "testdata"))
 from oracle import environment  # noqa: E402
 
