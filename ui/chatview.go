@@ -37,10 +37,12 @@ func newChatView(e *env, win fyne.Window, placeholder string) *chatView {
 	v.list = container.NewVBox()
 	// Extra room on the right keeps text clear of the scroll bar.
 	v.scroll = container.NewVScroll(container.New(layout.NewCustomPaddedLayout(8, 8, 10, 18), v.list))
+	title := widget.NewLabelWithStyle("What's on your mind?", fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	hint := widget.NewLabelWithStyle("Ask anything, or drop a photo, a voice memo or a video here.",
 		fyne.TextAlignCenter, fyne.TextStyle{})
 	hint.Importance = widget.LowImportance
-	v.empty = container.NewCenter(container.NewVBox(widget.NewIcon(sparkIcon), hint))
+	icon := widget.NewIcon(sparkIcon)
+	v.empty = container.NewCenter(container.NewVBox(container.NewCenter(container.NewGridWrap(fyne.NewSquareSize(40), icon)), title, hint))
 	v.comp = newComposer(e, win, placeholder)
 	v.comp.onSend = v.send
 	v.comp.onStop = v.stop

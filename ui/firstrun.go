@@ -44,9 +44,11 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 	f.progress.Hide()
 	f.rate = widget.NewLabel("")
 	f.rate.Importance = widget.LowImportance
+	f.rate.Hide()
 	f.errText = widget.NewLabel("")
 	f.errText.Importance = widget.DangerImportance
 	f.errText.Wrapping = fyne.TextWrapWord
+	f.errText.Hide()
 	f.download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
 	f.download.Importance = widget.HighImportance
 	f.folder = widget.NewButtonWithIcon("Use a model folder…", theme.FolderOpenIcon(), func() {
@@ -89,7 +91,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 func (f *firstRun) refresh() {
 	models, err := f.env.catalog.Models()
 	if err != nil {
-		f.errText.SetText("Could not list models: " + err.Error())
+		setOrHide(f.errText, "Could not list models: " + err.Error())
 		return
 	}
 	for _, m := range models {
@@ -112,19 +114,19 @@ func (f *firstRun) show(m CatalogModel) {
 	}
 	f.title.SetText(m.Name)
 	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, byteSize(m.DiskBytes), byteSize(m.RAMBytes)))
-	f.errText.SetText("")
+	setOrHide(f.errText, "")
 	d := m.Download
 	switch {
 	case m.Downloaded:
 		f.progress.Hide()
-		f.rate.SetText("Ready. Loading…")
+		setOrHide(f.rate, "Ready. Loading…")
 		f.download.Hide()
 		if !f.using && f.env.model.State().ID == "" {
 			f.using = true
 			id := m.ID
 			f.env.run(func() {
 				if err := f.env.model.Use(id); err != nil {
-					f.env.do(func() { f.errText.SetText(err.Error()) })
+					f.env.do(func() { setOrHide(f.errText, err.Error()) })
 				}
 			})
 		}
@@ -133,9 +135,9 @@ func (f *firstRun) show(m CatalogModel) {
 		if d.Total > 0 {
 			f.progress.SetValue(float64(d.Done) / float64(d.Total))
 		}
-		f.rate.SetText(downloadLine(*d))
+		setOrHide(f.rate, downloadLine(*d))
 		if d.Err != "" {
-			f.errText.SetText(d.Err)
+			setOrHide(f.errText, d.Err)
 		}
 		if d.Paused || d.Err != "" {
 			f.download.SetText("Resume")
@@ -145,7 +147,7 @@ func (f *firstRun) show(m CatalogModel) {
 		}
 	default:
 		f.progress.Hide()
-		f.rate.SetText("")
+		setOrHide(f.rate, "")
 		f.download.SetText(fmt.Sprintf("Download (%s)", byteSize(m.DiskBytes)))
 		f.download.Show()
 	}
@@ -157,7 +159,7 @@ func (f *firstRun) start() {
 		err := f.env.catalog.Download(id)
 		f.env.do(func() {
 			if err != nil {
-				f.errText.SetText(err.Error())
+				setOrHide(f.errText, err.Error())
 			}
 		})
 	})
@@ -170,7 +172,17 @@ func (f *firstRun) useFolder(path string) {
 			err = f.env.model.Use(id)
 		}
 		if err != nil {
-			f.env.do(func() { f.errText.SetText(err.Error()) })
+			f.env.do(func() { setOrHide(f.errText, err.Error()) })
 		}
 	})
+}
+
+// setOrHide shows text in l, or hides l when text is empty.
+func setOrHide(l *widget.Label, text string) {
+	l.SetText(text)
+	if text == "" {
+		l.Hide()
+	} else {
+		l.Show()
+	}
 }

@@ -59,7 +59,10 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 	closeBtn.Importance = widget.LowImportance
 	q.footer = container.NewHBox(q.model, layout.NewSpacer(), caption("esc to close"), cont, closeBtn)
 	q.scroll.Hide()
-	bg := canvas.NewRectangle(themeColor(theme.ColorNameBackground))
+	// A frameless popup needs its own edge to stand apart from the windows below.
+	bg := canvas.NewRectangle(themeColor(colorCard))
+	bg.StrokeColor = themeColor(theme.ColorNameFocus)
+	bg.StrokeWidth = 1.5
 	w.SetContent(container.NewStack(bg, container.NewPadded(
 		container.NewBorder(q.comp.root, q.footer, nil, nil, q.scroll))))
 	w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
