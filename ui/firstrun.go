@@ -91,7 +91,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 func (f *firstRun) refresh() {
 	models, err := f.env.catalog.Models()
 	if err != nil {
-		setOrHide(f.errText, "Could not list models: " + err.Error())
+		setOrHide(f.errText, "Could not list models: "+err.Error())
 		return
 	}
 	for _, m := range models {
