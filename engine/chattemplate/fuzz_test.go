@@ -45,6 +45,9 @@ func FuzzLoadTemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		tmpl, err := New(src)
 		if err != nil {
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("parse panicked: %v", err)
+			}
 			return
 		}
 		tmpl.Limits.Steps, tmpl.Limits.Alloc = 100_000, 16<<20

@@ -34,6 +34,9 @@ func FuzzTemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src, vars string) {
 		tmpl, err := Parse(src)
 		if err != nil {
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("parse panicked: %v", err)
+			}
 			return
 		}
 		values := map[string]Value{}

@@ -156,7 +156,12 @@ func writeJSONString(b *boundedBuilder, s string, ascii bool) {
 // FromJSON converts JSON text into template values as Python's json.loads
 // would: objects keep key order, numbers with '.', 'e' or 'E' are floats,
 // others ints.
-func FromJSON(data []byte) (Value, error) {
+func FromJSON(data []byte) (v Value, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			v, err = nil, fmt.Errorf("json: internal error: %v", rec)
+		}
+	}()
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v) // for a precise message
@@ -165,12 +170,7 @@ func FromJSON(data []byte) (Value, error) {
 		}
 		return nil, err
 	}
-	p := &jsonParser{data: data}
-	v, err := p.value(0)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return (&jsonParser{data: data}).value(0)
 }
 
 // jsonParser walks JSON already checked by json.Valid.

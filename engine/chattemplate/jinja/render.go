@@ -80,7 +80,12 @@ type Template struct {
 }
 
 // Parse parses template source.
-func Parse(src string) (*Template, error) {
+func Parse(src string) (t *Template, err error) {
+	defer func() { // a bug here must not take the app down either
+		if rec := recover(); rec != nil {
+			t, err = nil, fmt.Errorf("template parse failed: internal error: %v", rec)
+		}
+	}()
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
