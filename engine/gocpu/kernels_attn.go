@@ -20,7 +20,7 @@ type attnArgs struct {
 // rows of the group's query heads, position-major (row r is position r/group
 // of head r%group), so K and V are read once per block. Per block:
 // scoresᵀ = K·(q·scale)ᵀ with the 6×16 kernel (keys as A rows), masking and
-// softmaxLine per row over the keys the causal mask leaves to the block,
+// softmax per row (kern.expSum) over the keys the causal mask leaves to the block,
 // then out = P·V. Summation order differs from the plain path; masking,
 // fully masked rows (NaN) and S = 0 (zeros) behave as there.
 func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
@@ -112,7 +112,7 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 				}
 			}
 		}
-		softmaxLine(row)
+		softmaxFast(row)
 	}
 	// out rows = P [n, sMax] · V [sMax, Dv], nr value columns at a time.
 	var vt []float32
@@ -142,6 +142,30 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 				})
 			}
 		}
+	}
+}
+
+// softmaxFast is softmaxLine with kern.expSum. As there, a row is all NaN
+// when its maximum is ±Inf or it holds a NaN (expSum's sum is then NaN).
+func softmaxFast(v []float32) {
+	m := float32(math.Inf(-1))
+	for _, x := range v {
+		if x > m {
+			m = x
+		}
+	}
+	if len(v) == 0 {
+		return
+	}
+	if math.IsInf(float64(m), 0) {
+		for i := range v {
+			v[i] = float32(math.NaN())
+		}
+		return
+	}
+	inv := 1 / kern.expSum(v, m)
+	for i := range v {
+		v[i] *= inv
 	}
 }
 

@@ -1,5 +1,7 @@
 package gocpu
 
+import "math"
+
 // Inner loops of the fast path. The drivers (kernels.go, kernels_gemm.go,
 // kernels_attn.go) call them through kern: the portable Go versions below,
 // or AVX2/FMA assembly on amd64 CPUs that have it (kernels_amd64.go). Both
@@ -33,12 +35,15 @@ type kernelSet struct {
 	gemm func(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut)
 	// dot sets y[r] = Σ_p w[r·K+p]·x[p] for len(y) rows of K = len(x).
 	dot func(w, x, y []float32)
+	// expSum sets v[i] = exp(v[i] − m) and returns Σ v[i]; every v[i] ≤ m,
+	// −Inf or NaN (which stays NaN), m finite. Float32 polynomial, ~1 ulp.
+	expSum func(v []float32, m float32) float32
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
 type gemmOut = [6 * 32]float32
 
-var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo}
+var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo, expSumGo}
 
 // kern is the set the fast path uses.
 var kern = goKernels
@@ -169,4 +174,21 @@ func dot(a, b []float32) float32 {
 		s0 += a[k] * b[k]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// expSumGo is expSum8's polynomial (Cephes expf) in scalar Go.
+func expSumGo(v []float32, m float32) float32 {
+	var s float32
+	for i, x := range v {
+		if x -= m; x < -88 { // NaN stays NaN
+			x = -88
+		}
+		n := float32(math.RoundToEven(float64(x * 1.44269504088896341)))
+		r := x - n*0.693359375 + n*2.12194440e-4
+		p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
+		e := (p*r*r + r + 1) * math.Float32frombits(uint32(int32(n)+127)<<23)
+		v[i] = e
+		s += e
+	}
+	return s
 }

@@ -260,6 +260,9 @@ func TestSDPAFastMatchesPlain(t *testing.T) {
 		} {
 			q := randFloats(r, s.B*s.Hq*s.L*s.D, 1)
 			k := randFloats(r, s.B*s.Hk*s.S*s.D, 1)
+			if s.L == 17 {
+				q[5*s.D+3] = float32(math.NaN()) // one query row of NaN scores
+			}
 			v := randFloats(r, s.B*s.Hk*s.S*s.Dv, 1)
 			qt := plain.FromFloat32(q, []int{s.B, s.Hq, s.L, s.D}, tensor.Float32)
 			kt := plain.FromFloat32(k, []int{s.B, s.Hk, s.S, s.D}, tensor.Float32)
@@ -366,4 +369,48 @@ func must[V any](v V, err error) V {
 		panic(fmt.Sprint(err))
 	}
 	return v
+}
+
+// TestExpSum: the softmax exponential against math.Exp, per element within
+// 4e-7 relative (-Inf and arguments below -88 give exactly 0).
+func TestExpSum(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for _, ks := range kernelSets() {
+		for _, n := range []int{0, 1, 7, 8, 9, 100, 1027} {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = 3 - 40*r.Float32()
+			}
+			edge := []float32{float32(math.Inf(-1)), 3, 3 - 87.9, 3 - 88.5, 3 - 120, 3 - 1e-7}
+			if n >= 9 {
+				defer func(ks kernelSet, n int) { // a NaN stays NaN, and so does the sum
+					v := make([]float32, n)
+					v[8] = float32(math.NaN())
+					if s := ks.expSum(v, 0); s == s || v[8] == v[8] {
+						t.Errorf("%s n=%d: NaN lost: v[8] %g, sum %g", ks.name, n, v[8], s)
+					}
+				}(ks, n)
+			}
+			copy(v, edge)
+			want := make([]float64, n)
+			var sum float64
+			for i, x := range v {
+				want[i] = math.Exp(float64(x - 3))
+				if x-3 < -88 {
+					want[i] = 0
+				}
+				sum += want[i]
+			}
+			args := append([]float32(nil), v...)
+			got := ks.expSum(v, 3)
+			for i := range v {
+				if e := math.Abs(float64(v[i])-want[i]) / math.Max(want[i], 1e-37); e > 4e-7 && want[i] > 1e-37 || want[i] == 0 && v[i] != 0 {
+					t.Fatalf("%s n=%d: exp(%g) = %g, want %g", ks.name, n, args[i]-3, v[i], want[i])
+				}
+			}
+			if math.Abs(float64(got)-sum) > 1e-5*sum { // float32 running sums
+				t.Fatalf("%s n=%d: sum %g, want %g", ks.name, n, got, sum)
+			}
+		}
+	}
 }
