@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -11,6 +10,7 @@ type addedToken struct {
 	content                   string
 	id                        int32
 	lstrip, rstrip, singleWrd bool
+	normalized                bool
 }
 
 // trie matches added tokens leftmost-longest, byte by byte.
@@ -138,28 +138,26 @@ func wordBoundary(s string, i, j int) bool {
 	return true
 }
 
-func (t *Tokenizer) buildAddedTries(added []addedJSON) {
-	var raw, normed []addedToken
-	for _, a := range added {
-		at := addedToken{content: a.Content, id: int32(a.ID), lstrip: a.LStrip, rstrip: a.RStrip, singleWrd: a.SingleWord}
-		if a.Normalized {
-			normed = append(normed, at)
-		} else {
-			raw = append(raw, at)
+// buildTries builds the added-token matchers from t.added and the current
+// special flags: raw/normalized for Encode, and the same without special
+// tokens for EncodePlain. Called once the normalizer and the config are in.
+func (t *Tokenizer) buildTries() {
+	var raw, normed, rawPlain, normPlain []addedToken
+	for _, a := range t.added {
+		plain := !t.IsSpecial(a.id)
+		if a.normalized {
+			a.content = t.normalize(a.content) // HF matches these on normalized text
+			normed = append(normed, a)
+			if plain {
+				normPlain = append(normPlain, a)
+			}
+			continue
+		}
+		raw = append(raw, a)
+		if plain {
+			rawPlain = append(rawPlain, a)
 		}
 	}
 	t.rawAdded, t.normAdded = newTrie(raw), newTrie(normed)
-}
-
-// normalizeAdded applies the normalizer to the normalized=true added tokens
-// (HF matches them on normalized text); called once the normalizer is known.
-func (t *Tokenizer) normalizeAdded() {
-	if t.normAdded == nil {
-		return
-	}
-	toks := slices.Clone(t.normAdded.tok)
-	for i := range toks {
-		toks[i].content = t.normalize(toks[i].content)
-	}
-	t.normAdded = newTrie(toks)
+	t.rawPlain, t.normPlain = newTrie(rawPlain), newTrie(normPlain)
 }

@@ -317,7 +317,10 @@ func (b *builder) finish(addedSection []byte) (*Tokenizer, error) {
 	}
 	t.buildMerges(b.pairs)
 	b.pairs = nil
-	t.buildAddedTries(added)
+	for _, a := range added {
+		t.added = append(t.added, addedToken{content: a.Content, id: int32(a.ID), lstrip: a.LStrip,
+			rstrip: a.RStrip, singleWrd: a.SingleWord, normalized: a.Normalized})
+	}
 	return t, nil
 }
 

@@ -11,33 +11,47 @@ import (
 // (Gemma: <bos>) are added around the text. Invalid UTF-8 is encoded byte
 // by byte through the byte-fallback tokens.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
 	out := make([]int32, 0, len(text)/3+len(t.prefix)+len(t.suffix)+1)
 	if addSpecial {
 		out = append(out, t.prefix...)
 	}
-	sc.segs = t.rawAdded.split(text, sc.segs[:0])
+	out = t.encode(text, out, t.rawAdded, t.normAdded)
+	if addSpecial {
+		out = append(out, t.suffix...)
+	}
+	return out
+}
+
+// EncodePlain encodes text in which special tokens are not recognised:
+// "<|image|>" typed by a user becomes ordinary text, never the placeholder
+// id (HF's split_special_tokens=True). Non-special added tokens ("\n\n",
+// "<b>") still match, so ordinary text encodes as with Encode. Use it for
+// user content spliced between template tokens.
+func (t *Tokenizer) EncodePlain(text string) []int32 {
+	return t.encode(text, make([]int32, 0, len(text)/3+1), t.rawPlain, t.normPlain)
+}
+
+func (t *Tokenizer) encode(text string, out []int32, rawAdded, normAdded *trie) []int32 {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.segs = rawAdded.split(text, sc.segs[:0])
 	for _, seg := range sc.segs {
 		if seg.id >= 0 {
 			out = append(out, seg.id)
 			continue
 		}
 		norm := t.normalize(seg.text)
-		if t.normAdded == nil {
+		if normAdded == nil {
 			out = t.encodeWord(norm, out, sc)
 			continue
 		}
-		for _, sub := range t.normAdded.split(norm, nil) {
+		for _, sub := range normAdded.split(norm, nil) {
 			if sub.id >= 0 {
 				out = append(out, sub.id)
 			} else {
 				out = t.encodeWord(sub.text, out, sc)
 			}
 		}
-	}
-	if addSpecial {
-		out = append(out, t.suffix...)
 	}
 	return out
 }

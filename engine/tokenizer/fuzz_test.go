@@ -119,6 +119,15 @@ func FuzzEncodeDecode(f *testing.F) {
 				t.Fatalf("Decode(Encode(%q)) = %q", s, out)
 			}
 			checkStream(t, tok, ids, s)
+			plain := tok.EncodePlain(s)
+			for _, id := range plain {
+				if tok.IsSpecial(id) {
+					t.Fatalf("EncodePlain(%q) produced special id %d", s, id)
+				}
+			}
+			if utf8.ValidString(s) && !strings.Contains(s, "▁") && tok.Decode(plain, false) != s {
+				t.Fatalf("Decode(EncodePlain(%q)) = %q", s, tok.Decode(plain, false))
+			}
 		}
 	})
 }

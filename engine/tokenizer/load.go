@@ -40,6 +40,7 @@ func Load(dir string) (*Tokenizer, error) {
 		if err := t.applyConfig(cfgPath, cfg); err != nil {
 			return nil, err
 		}
+		t.buildTries() // the config may have marked more tokens special
 	}
 	return t, nil
 }
@@ -130,7 +131,6 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 	if t.norm, err = parseNormalizer(name, raw.normalizer); err != nil {
 		return nil, err
 	}
-	t.normalizeAdded()
 	if err := checkPreTokenizer(name, raw.preTok, t.norm); err != nil {
 		return nil, err
 	}
@@ -140,6 +140,7 @@ func parse(name string, data []byte) (t *Tokenizer, err error) {
 	if t.dec, err = parseDecoder(name, raw.decoder); err != nil {
 		return nil, err
 	}
+	t.buildTries()
 	if !t.byteFallbackComplete() && t.unk < 0 {
 		return nil, fmt.Errorf("%s: model has no unk_token and no complete byte fallback: some text could not be encoded", name)
 	}

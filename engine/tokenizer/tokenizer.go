@@ -56,8 +56,11 @@ type Tokenizer struct {
 	ignoreMerges bool
 
 	norm       []normOp
+	added      []addedToken
 	rawAdded   *trie // added tokens matched on the raw text
 	normAdded  *trie // added tokens with normalized=true, matched after normalization
+	rawPlain   *trie // the same two without special tokens (EncodePlain)
+	normPlain  *trie
 	addedLstr  []addedToken
 	prefix     []int32 // post-processor ids around the text when addSpecial
 	suffix     []int32

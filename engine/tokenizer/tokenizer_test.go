@@ -177,3 +177,43 @@ func repeat(s string, n int) string {
 	}
 	return string(b)
 }
+
+// TestEncodePlain: special tokens typed as text stay text (no placeholder
+// or control id can come from user content), and text without them
+// encodes as with Encode.
+func TestEncodePlain(t *testing.T) {
+	toks := map[string]*Tokenizer{"tiny": loadTiny(t)}
+	if g3 := gemma3Maybe(); g3 != nil {
+		toks["gemma3"] = g3
+	}
+	for name, tok := range toks {
+		specials := 0
+		for id := range int32(tok.VocabSize()) {
+			if !tok.IsSpecial(id) {
+				continue
+			}
+			specials++
+			text := "x" + tok.IDToken(id) + " y"
+			ids := tok.EncodePlain(text)
+			for _, got := range ids {
+				if tok.IsSpecial(got) {
+					t.Fatalf("%s: EncodePlain(%q) produced special id %d", name, text, got)
+				}
+			}
+			if back := tok.Decode(ids, false); back != text {
+				t.Fatalf("%s: EncodePlain(%q) decodes to %q", name, text, back)
+			}
+		}
+		for _, c := range readGolden(t, "testdata/tokenizer-golden.json").Cases {
+			plain, full := tok.EncodePlain(c.Text), tok.Encode(c.Text, false)
+			hasSpecial := false
+			for _, id := range full {
+				hasSpecial = hasSpecial || tok.IsSpecial(id)
+			}
+			if !hasSpecial && !slices.Equal(plain, full) {
+				t.Errorf("%s: %q: EncodePlain %v != Encode %v", name, c.Text, plain, full)
+			}
+		}
+		t.Logf("%s: %d special tokens written as text stay text", name, specials)
+	}
+}
