@@ -11,16 +11,9 @@ bin=$1 model=$2 out=$3
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 rm -rf "$out" && mkdir -p "$out" "$home/.config" "$home/.cache"
-ask="What bird is this?"
-# Until the engine answers chat messages, capture the windows without asking (one line says so).
-if probe=$("$bin" ask --model "$model" --max-tokens 2 "hi" 2>&1 </dev/null) || ! echo "$probe" | grep -q "not wired yet"; then
-  set -- -attach assets/icon-256.png -ask "$ask"
-else
-  echo "screenshot: SKIPPED the question: the engine cannot answer chat messages yet ($probe); capturing the windows only"
-  set --
-fi
 HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_CACHE_HOME="$home/.cache" XDG_DATA_HOME="$home/.local" FYNE_THEME=light \
-  timeout 300 sh bundle/xvfb-run.sh "$bin" gui -data-dir "$home/data" -model "$PWD/$model" -screenshots "$out" -timeout 240s "$@" \
+  timeout 300 sh bundle/xvfb-run.sh "$bin" gui -data-dir "$home/data" -model "$PWD/$model" -screenshots "$out" -timeout 240s \
+  -attach assets/icon-256.png -ask "What bird is this?" \
   > "$home/app.log"
 rc=$?
 grep -v -e '^$' "$home/app.log"
@@ -28,7 +21,7 @@ if [ $rc -ne 0 ] || ! grep -q "perch: screenshots in" "$home/app.log"; then
   echo "screenshot: FAILED (exit $rc): the window did not appear or the answer did not arrive" >&2
   exit 1
 fi
-for f in main.png models.png settings.png; do
+for f in main.png quickask.png models.png settings.png; do
   [ -s "$out/$f" ] || { echo "screenshot: $out/$f was not written" >&2; exit 1; }
 done
 ls -l "$out"
