@@ -31,7 +31,7 @@ type kernelSet struct {
 	deq8 func(w []uint32, s, b, out []float32, gs int)
 	// gemm sets c[32i+j] = Σ_{p<k} a[i][p]·b[p·ldb+j] for i < 6 and at
 	// least j < cols (cols ≤ nr): a 6×cols block of A·B with A given by
-	// rows and B by rows of stride ldb.
+	// rows and B by rows of stride ldb, each holding nr readable values.
 	gemm func(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut)
 	// dot sets y[r] = Σ_p w[r·K+p]·x[p] for len(y) rows of K = len(x).
 	dot func(w, x, y []float32)
@@ -82,20 +82,29 @@ func groupSums(x, xs []float32, gs int) {
 
 func q4dotGo(w []uint32, s, b, xp, xs, y []float32, gs int) {
 	K := len(xp)
-	words, groups, wpg := K/8, K/gs, gs/8
+	words, groups := K/8, K/gs
 	for r := range y {
 		wr := w[r*words:][:words]
 		sr, br := s[r*groups:][:groups], b[r*groups:][:groups]
-		var acc float32
-		for g := 0; g < groups; g++ {
-			var p0, p1 float32
-			for j := g * wpg; j < (g+1)*wpg; j++ {
-				q := wr[j]
-				xq := xp[j/8*64+j%8:][:57]
-				p0 += float32(q&0xf)*xq[0] + float32(q&0xf0)*xq[8] + float32(q&0xf00)*xq[16] + float32(q&0xf000)*xq[24]
-				p1 += float32(q&0xf0000)*xq[32] + float32(q&0xf00000)*xq[40] + float32(q&0xf000000)*xq[48] + float32(q>>28)*xq[56]
+		var acc, part float32 // part: the current group's Σq·x (gs ≥ 64)
+		for j := 0; j < K/64; j++ {
+			wb, xb := (*[8]uint32)(wr[8*j:]), (*[64]float32)(xp[64*j:])
+			var half [2]float32 // lanes 0-3 and 4-7 (the two groups when gs = 32)
+			for i, q := range wb {
+				half[i/4] += float32(int32(q&0xf))*xb[i] + float32(int32(q&0xf0))*xb[8+i] +
+					float32(int32(q&0xf00))*xb[16+i] + float32(int32(q&0xf000))*xb[24+i] +
+					float32(int32(q&0xf0000))*xb[32+i] + float32(int32(q&0xf00000))*xb[40+i] +
+					float32(int32(q&0xf000000))*xb[48+i] + float32(int32(q>>28))*xb[56+i]
 			}
-			acc += sr[g]*(p0+p1) + br[g]*xs[g]
+			if gs == 32 {
+				acc += sr[2*j]*half[0] + br[2*j]*xs[2*j] + sr[2*j+1]*half[1] + br[2*j+1]*xs[2*j+1]
+				continue
+			}
+			part += half[0] + half[1]
+			if g := 64 * (j + 1) / gs; 64*(j+1)%gs == 0 {
+				acc += sr[g-1]*part + br[g-1]*xs[g-1]
+				part = 0
+			}
 		}
 		y[r] = acc
 	}
@@ -110,10 +119,11 @@ func q8dotGo(w []uint32, s, b, x, xs, y []float32, gs int) {
 		var acc float32
 		for g := 0; g < groups; g++ {
 			var p0, p1 float32
-			for j := g * wpg; j < (g+1)*wpg; j++ {
-				q, xq := wr[j], x[4*j:][:4]
-				p0 += float32(q&255)*xq[0] + float32(q>>8&255)*xq[1]
-				p1 += float32(q>>16&255)*xq[2] + float32(q>>24)*xq[3]
+			xg := x[g*gs:][:gs]
+			for i, q := range wr[g*wpg:][:wpg] {
+				xq := (*[4]float32)(xg[4*i:])
+				p0 += float32(int32(q&255))*xq[0] + float32(int32(q>>8&255))*xq[1]
+				p1 += float32(int32(q>>16&255))*xq[2] + float32(int32(q>>24))*xq[3]
 			}
 			acc += sr[g]*(p0+p1) + br[g]*xs[g]
 		}
@@ -123,34 +133,63 @@ func q8dotGo(w []uint32, s, b, x, xs, y []float32, gs int) {
 
 func deq4Go(w []uint32, s, b, out []float32, gs int) {
 	for j := 0; j+64 <= len(out); j += 64 {
-		for i := 0; i < 8; i++ {
-			q := w[j/8+i]
+		ob := (*[64]float32)(out[j:])
+		for i, q := range (*[8]uint32)(w[j/8:]) {
 			g := (j + 8*i) / gs
-			for k := 0; k < 8; k++ {
-				out[j+8*k+i] = float32(q>>(4*k)&15)*s[g] + b[g]
-			}
+			sc, bc := s[g], b[g]
+			ob[i] = float32(int32(q&15))*sc + bc
+			ob[8+i] = float32(int32(q>>4&15))*sc + bc
+			ob[16+i] = float32(int32(q>>8&15))*sc + bc
+			ob[24+i] = float32(int32(q>>12&15))*sc + bc
+			ob[32+i] = float32(int32(q>>16&15))*sc + bc
+			ob[40+i] = float32(int32(q>>20&15))*sc + bc
+			ob[48+i] = float32(int32(q>>24&15))*sc + bc
+			ob[56+i] = float32(int32(q>>28))*sc + bc
 		}
 	}
 }
 
 func deq8Go(w []uint32, s, b, out []float32, gs int) {
-	for k := range out {
-		q := w[k/4] >> (8 * (k % 4)) & 255
-		g := k / gs
-		out[k] = float32(q)*s[g] + b[g]
+	for k := 0; k+4 <= len(out); k += 4 {
+		q, g := w[k/4], k/gs
+		sc, bc := s[g], b[g]
+		o := (*[4]float32)(out[k:])
+		o[0] = float32(int32(q&255))*sc + bc
+		o[1] = float32(int32(q>>8&255))*sc + bc
+		o[2] = float32(int32(q>>16&255))*sc + bc
+		o[3] = float32(int32(q>>24))*sc + bc
 	}
 }
 
 func gemmGo(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut) {
 	for i := range a {
-		var acc [16]float32
-		for p, av := range a[i][:k] {
-			for j, bv := range b[p*ldb:][:cols] {
-				acc[j] += av * bv
-			}
-		}
-		copy(c[32*i:32*i+16], acc[:])
+		gemmRowGo(a[i][:k], b, ldb, (*[16]float32)(c[32*i:]))
 	}
+}
+
+// gemmRowGo sets c[j] = Σ_p a[p]·b[p·ldb+j] for j < 16, in registers.
+func gemmRowGo(a, b []float32, ldb int, c *[16]float32) {
+	var c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15 float32
+	for p, av := range a {
+		bp := (*[16]float32)(b[p*ldb:])
+		c0 += av * bp[0]
+		c1 += av * bp[1]
+		c2 += av * bp[2]
+		c3 += av * bp[3]
+		c4 += av * bp[4]
+		c5 += av * bp[5]
+		c6 += av * bp[6]
+		c7 += av * bp[7]
+		c8 += av * bp[8]
+		c9 += av * bp[9]
+		c10 += av * bp[10]
+		c11 += av * bp[11]
+		c12 += av * bp[12]
+		c13 += av * bp[13]
+		c14 += av * bp[14]
+		c15 += av * bp[15]
+	}
+	*c = [16]float32{c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15}
 }
 
 func dotGo(w, x, y []float32) {
