@@ -4,9 +4,9 @@ package gocpu
 
 import "golang.org/x/sys/cpu"
 
-// AVX2/FMA versions of the inner loops (kernels_amd64.s). The wrappers check
-// the slice bounds the assembly relies on; layouts are documented on
-// kernelSet.
+// AVX2/FMA versions of the inner loops (kernels_{matvec,gemm,exp}_amd64.s).
+// The wrappers check the slice bounds the assembly relies on; layouts are
+// documented on kernelSet.
 
 func init() {
 	if sets := archKernelSets(); len(sets) > 0 {

@@ -3,7 +3,8 @@
 #include "textflag.h"
 
 // AVX-512 versions of the matvec and GEMM inner loops: the AVX2 loops of
-// kernels_amd64.s on 16 lanes (declarations in kernels_avx512_amd64.go).
+// kernels_matvec_amd64.s and kernels_gemm_amd64.s on 16 lanes (declarations
+// in kernels_avx512_amd64.go).
 
 DATA q4mask512<>+0(SB)/4, $0x0000000f
 DATA q4mask512<>+4(SB)/4, $0x000000f0
@@ -24,7 +25,7 @@ GLOBL q4mask512<>(SB), RODATA|NOPTR, $28
 	VPBROADCASTD q4mask512<>+24(SB), Z14
 
 // Q4BLOCK512: 16 words at SI (128 nibbles) against 128 x at DX permuted
-// with 16 lanes and pre-scaled (see Q4BLOCK in kernels_amd64.s).
+// with 16 lanes and pre-scaled (see Q4BLOCK in kernels_matvec_amd64.s).
 #define Q4BLOCK512 \
 	VMOVDQU32 (SI), Z0;           \
 	VPANDD Z8, Z0, Z1;            \
