@@ -26,7 +26,7 @@ func archKernelSets() []kernelSet {
 	return sets
 }
 
-var avx2Kernels = kernelSet{"avx2", 16, prepQ4x8, q4dotAVX2, q8dotAVX2, deq4AVX2, deq8AVX2, gemmAVX2, dotAVX2, expSumAVX2}
+var avx2Kernels = kernelSet{"avx2", 16, prepQ4x8, q4dotAVX2, q8dotAVX2, deq4AVX2, deq8AVX2, gemmAVX2, dotAVX2, expAVX2}
 
 //go:noescape
 func q4dotG64(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)
@@ -53,7 +53,7 @@ func gemm6x8(a *[6]*float32, b *float32, ldb, k int, c *float32)
 func dotRows(w, x, y *float32, n, k int)
 
 //go:noescape
-func expSum8(v *float32, n int, m float32) float32
+func exp4(v *float32, n int, m float32)
 
 func q4dotAVX2(w []uint32, s, b, xp, xs, y []float32, gs int) {
 	n, K := len(y), len(xp)
@@ -147,11 +147,10 @@ func dotAVX2(w, x, y []float32) {
 	dotRows(&w[0], &x[0], &y[0], n, k)
 }
 
-func expSumAVX2(v []float32, m float32) float32 {
-	n := len(v) &^ 7
-	var s float32
+func expAVX2(v []float32, m float32) {
+	n := len(v) &^ 3
 	if n > 0 {
-		s = expSum8(&v[0], n, m)
+		exp4(&v[0], n, m)
 	}
-	return s + expSumGo(v[n:], m)
+	expGo(v[n:], m)
 }

@@ -20,7 +20,7 @@ type attnArgs struct {
 // rows of the group's query heads, position-major (row r is position r/group
 // of head r%group), so K and V are read once per block. Per block:
 // scoresᵀ = K·(q·scale)ᵀ with the 6×16 kernel (keys as A rows), masking and
-// softmax per row (kern.expSum) over the keys the causal mask leaves to the block,
+// softmax per row (as softmaxLine) over the keys the causal mask leaves to the block,
 // then out = P·V. Summation order differs from the plain path; masking,
 // fully masked rows (NaN) and S = 0 (zeros) behave as there.
 func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
@@ -145,8 +145,8 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 	}
 }
 
-// softmaxFast is softmaxLine with kern.expSum. As there, a row is all NaN
-// when its maximum is ±Inf or it holds a NaN (expSum's sum is then NaN).
+// softmaxFast is softmaxLine with the exponentials from kern.exp: the
+// same values, sum and NaN rows, faster.
 func softmaxFast(v []float32) {
 	m := float32(math.Inf(-1))
 	for _, x := range v {
@@ -157,13 +157,18 @@ func softmaxFast(v []float32) {
 	if len(v) == 0 {
 		return
 	}
-	if math.IsInf(float64(m), 0) {
+	if math.IsInf(float64(m), 0) { // all masked, or an infinite score
 		for i := range v {
 			v[i] = float32(math.NaN())
 		}
 		return
 	}
-	inv := 1 / kern.expSum(v, m)
+	kern.exp(v, m) // a NaN score makes the sum, and so the row, NaN
+	var s float32
+	for _, e := range v {
+		s += e
+	}
+	inv := 1 / s
 	for i := range v {
 		v[i] *= inv
 	}

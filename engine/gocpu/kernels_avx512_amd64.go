@@ -6,7 +6,7 @@ package gocpu
 // (kernels_avx512_amd64.s); the rest of the set is AVX2. The 4-bit matvec
 // reads x permuted with 16 lanes when K%128 == 0, else it is the AVX2 one.
 
-var avx512Kernels = kernelSet{"avx512", 32, prepQ4x16, q4dot512, q8dot512w, deq4AVX2, deq8AVX2, gemm512, dotAVX2, expSumAVX2}
+var avx512Kernels = kernelSet{"avx512", 32, prepQ4x16, q4dot512, q8dot512w, deq4AVX2, deq8AVX2, gemm512, dotAVX2, expAVX2}
 
 //go:noescape
 func q4dot512G(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)

@@ -35,15 +35,15 @@ type kernelSet struct {
 	gemm func(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut)
 	// dot sets y[r] = Σ_p w[r·K+p]·x[p] for len(y) rows of K = len(x).
 	dot func(w, x, y []float32)
-	// expSum sets v[i] = exp(v[i] − m) and returns Σ v[i]; every v[i] ≤ m,
-	// −Inf or NaN (which stays NaN), m finite. Float32 polynomial, ~1 ulp.
-	expSum func(v []float32, m float32) float32
+	// exp sets v[i] = float32(exp(float64(v[i] − m))), rounded as the plain
+	// path's softmax rounds it (NaN stays NaN, −Inf gives 0).
+	exp func(v []float32, m float32)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
 type gemmOut = [6 * 32]float32
 
-var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo, expSumGo}
+var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo, expGo}
 
 // kern is the set the fast path uses.
 var kern = goKernels
@@ -215,19 +215,8 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// expSumGo is expSum8's polynomial (Cephes expf) in scalar Go.
-func expSumGo(v []float32, m float32) float32 {
-	var s float32
+func expGo(v []float32, m float32) {
 	for i, x := range v {
-		if x -= m; x < -88 { // NaN stays NaN
-			x = -88
-		}
-		n := float32(math.RoundToEven(float64(x * 1.44269504088896341)))
-		r := x - n*0.693359375 + n*2.12194440e-4
-		p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
-		e := (p*r*r + r + 1) * math.Float32frombits(uint32(int32(n)+127)<<23)
-		v[i] = e
-		s += e
+		v[i] = float32(math.Exp(float64(x - m)))
 	}
-	return s
 }
