@@ -35,7 +35,24 @@ func e2bShapedConfig() []byte {
 		},
 		"hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 131072, "tie_word_embeddings": true,
 	}
-	doc := map[string]any{"model_type": "gemma4", "text_config": text, "eos_token_id": []int{1, 106}}
+	// Towers at E2B's real dims; special ids are the tiny tokenizer's.
+	vision := map[string]any{
+		"model_type": "gemma4_vision", "hidden_size": 768, "num_hidden_layers": 16, "num_attention_heads": 12,
+		"num_key_value_heads": 12, "head_dim": 64, "intermediate_size": 3072, "patch_size": 16,
+		"pooling_kernel_size": 3, "position_embedding_size": 10240, "default_output_length": 280,
+		"standardize": false, "use_clipped_linears": true, "rms_norm_eps": 1e-6,
+		"rope_parameters": map[string]any{"rope_type": "default", "rope_theta": 100.0},
+	}
+	audio := map[string]any{
+		"model_type": "gemma4_audio", "hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8,
+		"hidden_act": "silu", "subsampling_conv_channels": []int{128, 32}, "conv_kernel_size": 5,
+		"residual_weight": 0.5, "attention_chunk_size": 12, "attention_context_left": 13,
+		"attention_context_right": 0, "attention_logit_cap": 50.0, "attention_invalid_logits_value": -1e9,
+		"use_clipped_linears": true, "rms_norm_eps": 1e-6, "gradient_clipping": 1e10, "output_proj_dims": 1536,
+	}
+	doc := map[string]any{"model_type": "gemma4", "text_config": text, "vision_config": vision, "audio_config": audio,
+		"eos_token_id": []int{1, 106}, "image_token_id": 1016, "audio_token_id": 1017, "video_token_id": 1020,
+		"boi_token_id": 999, "eoi_token_id": 1018, "boa_token_id": 1000, "eoa_token_id": 1019}
 	b, _ := json.Marshal(doc)
 	return b
 }
@@ -46,7 +63,7 @@ func benchModel(b *testing.B, name string) string {
 	if name == "text-tiny" {
 		return filepath.Join(testdata, "models", "text-tiny")
 	}
-	dir := filepath.Join("..", "build", "bench-cache", "e2b-shaped-4bit")
+	dir := filepath.Join("..", "build", "bench-cache", "e2b-shaped-4bit-towers")
 	if _, err := os.Stat(filepath.Join(dir, "model.safetensors")); err != nil {
 		b.Logf("generating the E2B-shaped 4-bit checkpoint in %s (once)", dir)
 		if err := synth.Write(dir, e2bShapedConfig(), synth.Options{Bits: 4, Seed: 1, BF16: true}); err != nil {
@@ -57,6 +74,8 @@ func benchModel(b *testing.B, name string) string {
 			data, _ := os.ReadFile(filepath.Join(tiny, f))
 			os.WriteFile(filepath.Join(dir, f), data, 0o644)
 		}
+		proc := `{"image_processor": {"max_soft_tokens": 280}, "audio_ms_per_token": 40, "audio_seq_length": 750}`
+		os.WriteFile(filepath.Join(dir, "processor_config.json"), []byte(proc), 0o644)
 	}
 	return dir
 }

@@ -59,18 +59,12 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 			stats.TimeToFirst = time.Since(j.start)
 			decodeStart = time.Now()
 		}
-		stop := !j.req.IgnoreEOS && e.stops[id]
-		if !stop {
-			if !out.token(id) {
-				stop = true // a stop string matched
-			}
-		}
+		stop := !out.token(id) // a stop token or stop string ended the answer
 		if err := j.ctx.Err(); err != nil {
 			stats.finish(generated, decodeStart, host)
 			return StopCancelled, fed, nil
 		}
 		if stop {
-			out.flush()
 			stats.finish(generated, decodeStart, host)
 			return StopEOS, fed, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"perch/engine/chatoutput"
 	"perch/engine/chattemplate"
 	"perch/engine/gemma4"
 	"perch/engine/tensor"
@@ -105,7 +106,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		opts: opts, tok: tok, gen: gen, cfg: cfg, stops: stopIDs(cfg, gen),
+		opts: opts, tok: tok, gen: gen, cfg: cfg, stops: chatoutput.StopIDs(cfg.EOSTokenIDs, gen.EOS),
 		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
 	}
 	if err := e.loadTemplate(dir); err != nil {

@@ -57,15 +57,3 @@ func parseGenerationConfig(data []byte) (*GenerationConfig, error) {
 	}
 	return g, nil
 }
-
-// stopIDs is the union of config.json's and generation_config.json's EOS ids.
-func stopIDs(cfg *gemma4.Config, gen *GenerationConfig) map[int32]bool {
-	out := map[int32]bool{}
-	for _, id := range cfg.EOSTokenIDs {
-		out[id] = true
-	}
-	for _, id := range gen.EOS {
-		out[id] = true
-	}
-	return out
-}

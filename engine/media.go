@@ -128,14 +128,15 @@ func (e *Engine) prepareImage(ctx context.Context, data []byte, requested int) (
 	if err != nil {
 		return nil, err
 	}
-	img, _, err := picture.Decode(ctx, data, picture.DefaultLimits)
+	params, err := e.imageParams(budget)
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.framePatches(img, budget)
+	in, _, err := vision.PrepareBytes(ctx, data, picture.DefaultLimits, params)
 	if err != nil {
 		return nil, err
 	}
+	p := towerInput(in)
 	return &mediaItem{kind: PartImage, key: contentKey(PartImage, data, fmt.Sprint(budget)),
 		frames: []*gemma4.Patches{p.patches}, tokens: []int{p.tokens}}, nil
 }
@@ -156,12 +157,18 @@ func (e *Engine) framePatches(img *picture.RGB, budget int) (framePrep, error) {
 	if err != nil {
 		return framePrep{}, err
 	}
+	return towerInput(in), nil
+}
+
+// towerInput keeps the real patches (towers run one image at a time, so
+// the padding rows would only cost work).
+func towerInput(in *vision.Input) framePrep {
 	pt := in.Patches
 	gp := &gemma4.Patches{N: pt.Real, Data: pt.Data[:pt.Real*pt.Dim], Positions: make([][2]int32, pt.Real)}
 	for i := range gp.Positions {
 		gp.Positions[i] = [2]int32{pt.Pos[2*i], pt.Pos[2*i+1]}
 	}
-	return framePrep{gp, in.Target.SoftTokens}, nil
+	return framePrep{gp, in.Target.SoftTokens}
 }
 
 func (e *Engine) prepareAudio(ctx context.Context, data []byte) (*mediaItem, error) {

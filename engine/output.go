@@ -1,105 +1,53 @@
 package engine
 
 import (
-	"strings"
-
-	"perch/engine/tokenizer"
+	"perch/engine/chatoutput"
 )
 
-// output turns generated ids into Token events: UTF-8-safe text deltas,
-// the thought channel marked as thinking, and stop strings matched across
-// token boundaries (text that could still start one is held back).
+// output turns generated ids into Token events through chatoutput's
+// splitter: UTF-8-safe deltas, the thought channel marked as thinking, stop
+// tokens and stop strings (matched across token boundaries).
 type output struct {
-	j          *job
-	stream     *tokenizer.Stream
-	open, shut int32 // <|channel> / <channel|> ids, -1 if absent
-	thinking   bool
-	atThought  bool   // just after <|channel>: drop a leading "thought\n"
-	held       string // text withheld while it may begin a stop string
-	stops      []string
+	j     *job
+	split *chatoutput.Splitter
 }
 
 func (e *Engine) newOutput(j *job) *output {
-	o := &output{j: j, stream: e.tok.NewStream(true), open: -1, shut: -1, stops: j.req.Stop}
-	if id, ok := e.tok.TokenID("<|channel>"); ok {
-		o.open = id
+	stops := e.stops
+	if j.req.IgnoreEOS {
+		stops = nil
 	}
-	if id, ok := e.tok.TokenID("<channel|>"); ok {
-		o.shut = id
-	}
-	return o
+	return &output{j: j, split: chatoutput.New(e.tok, chatoutput.Config{Stop: stops, StopStrings: j.req.Stop, SkipSpecial: true})}
 }
 
-// token handles one id; false means a stop string ended the answer.
+// token handles one id; false means a stop token or stop string ended the answer.
 func (o *output) token(id int32) bool {
-	switch id {
-	case o.open:
-		o.emitHeld()
-		o.thinking, o.atThought = true, true
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Thinking: true}})
-		return true
-	case o.shut:
-		o.emitHeld()
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Thinking: true}})
-		o.thinking = false
-		return true
+	d, stop := o.split.Add(id)
+	if stop != nil && stop.Token == id {
+		o.emit(-1, d) // text held back until now; the stop token itself shows nothing
+		return false
 	}
-	text := o.stream.Add(id)
-	if o.atThought {
-		o.held += text
-		if strings.HasPrefix("thought\n", o.held) { // still (part of) the channel name
-			if o.held == "thought\n" {
-				o.held, o.atThought = "", false
-			}
-			o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Thinking: true}})
-			return true
-		}
-		text = strings.TrimPrefix(o.held, "thought\n")
-		o.held, o.atThought = "", false
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: text, Thinking: true}})
-		return true
-	}
-	if o.thinking || len(o.stops) == 0 {
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: text, Thinking: o.thinking}})
-		return true
-	}
-	buf := o.held + text
-	for _, s := range o.stops {
-		if s == "" {
-			continue
-		}
-		if i := strings.Index(buf, s); i >= 0 {
-			o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: buf[:i]}})
-			o.held = ""
-			return false
-		}
-	}
-	keep := 0 // longest suffix of buf that is a prefix of a stop string
-	for _, s := range o.stops {
-		for k := min(len(s)-1, len(buf)); k > keep; k-- {
-			if strings.HasSuffix(buf, s[:k]) {
-				keep = k
-				break
-			}
-		}
-	}
-	o.held = buf[len(buf)-keep:]
-	o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: buf[:len(buf)-keep]}})
-	return true
+	o.emit(id, d)
+	return stop == nil
 }
 
-func (o *output) emitHeld() {
-	if o.held != "" {
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: -1, Text: o.held, Thinking: o.thinking}})
-	}
-	o.held, o.atThought = "", false
-}
+// flush emits what the splitter still holds when generation ends early.
+func (o *output) flush() { o.emit(-1, o.split.Flush()) }
 
-// flush emits whatever the stream decoder and the stop matcher still hold.
-func (o *output) flush() {
-	rest := o.held + o.stream.Flush()
-	o.held = ""
-	if rest != "" {
-		o.j.send(Event{Kind: EventToken, Token: Token{ID: -1, Text: rest, Thinking: o.thinking}})
+// emit sends a delta as one or two events (thinking text, then answer text);
+// a token that completes no text still gets an event, so callers can count.
+func (o *output) emit(id int32, d chatoutput.Delta) {
+	if d.Thinking == "" && d.Text == "" {
+		if id >= 0 {
+			o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Thinking: o.split.Thinking()}})
+		}
+		return
+	}
+	if d.Thinking != "" {
+		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: d.Thinking, Thinking: true}})
+		id = -1
+	}
+	if d.Text != "" {
+		o.j.send(Event{Kind: EventToken, Token: Token{ID: id, Text: d.Text}})
 	}
 }

@@ -230,3 +230,6 @@ func (s *Splitter) answer(text string) string {
 	s.held = buf[len(buf)-keep:]
 	return buf[:len(buf)-keep]
 }
+
+// Thinking reports whether the splitter is inside the thought channel.
+func (s *Splitter) Thinking() bool { return s.thinking }

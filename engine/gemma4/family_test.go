@@ -111,3 +111,24 @@ func TestUnknownTensorsReported(t *testing.T) {
 		t.Fatalf("unknown tensors %v", model.Unknown)
 	}
 }
+
+// TestSynthTowers: a synthetic checkpoint of the fixture's full config
+// (text, vision and audio) loads with every tensor used.
+func TestSynthTowers(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testdata, "models", "text-tiny", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := synth.Write(dir, raw, synth.Options{Bits: 4, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gemma4.Load(gocpu.New(gocpu.Options{}), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Vision == nil || m.Audio == nil || len(m.Unknown) != 0 {
+		t.Fatalf("vision %v, audio %v, unknown %v", m.Vision != nil, m.Audio != nil, m.Unknown)
+	}
+}

@@ -26,7 +26,8 @@ type Options struct {
 }
 
 // Write creates dir/config.json and dir/model.safetensors from a config.json
-// document (its text_config decides the shapes).
+// document: the text model, and the towers its vision_config and
+// audio_config describe (dense, as mlx-community keeps them).
 func Write(dir string, config []byte, opt Options) error {
 	if opt.GroupSize == 0 {
 		opt.GroupSize = 64
@@ -54,6 +55,20 @@ func Write(dir string, config []byte, opt Options) error {
 	}
 	w := &writer{opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 7))}
 	w.text(&cfg.Text)
+	if vc, err := gemma4.ParseVisionConfig(cfg.VisionConfig); err != nil {
+		return err
+	} else if vc != nil {
+		if err := w.vision(vc, cfg.Text.HiddenSize); err != nil {
+			return err
+		}
+	}
+	if ac, err := gemma4.ParseAudioConfig(cfg.AudioConfig); err != nil {
+		return err
+	} else if ac != nil {
+		if err := w.audio(ac, cfg.Text.HiddenSize); err != nil {
+			return err
+		}
+	}
 	return safetensors.Write(filepath.Join(dir, "model.safetensors"), w.tensors, map[string]string{"format": "mlx"})
 }
 

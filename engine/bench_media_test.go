@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"testing"
+
+	"perch/engine/mlx"
+	"perch/media/audio"
+)
+
+// benchImage is a 960x672 picture: exactly 280 soft tokens at the default budget.
+func benchImage() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 960, 672))
+	for y := 0; y < 672; y++ {
+		for x := 0; x < 960; x++ {
+			img.SetRGBA(x, y, color.RGBA{uint8(x / 4), uint8(y / 3), uint8((x + y) / 7), 255})
+		}
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	return b.Bytes()
+}
+
+// benchClip is 10 s of a 440 Hz tone as 16 kHz WAV.
+func benchClip(b *testing.B) []byte {
+	s := make([]float32, 160000)
+	for i := range s {
+		s[i] = 0.3 * float32(math.Sin(2*math.Pi*440*float64(i)/16000))
+	}
+	w, err := audio.EncodeWAV(s, 16000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// BenchmarkMediaTTFT reports time to first token for a 280-token image
+// prompt and a 10 s audio prompt on the E2B-shaped checkpoint (towers at
+// E2B's real dims), per backend, and the speedup when the tower output
+// comes from the encoder cache (same media, different question).
+func BenchmarkMediaTTFT(b *testing.B) {
+	cases := []struct {
+		name string
+		kind PartType
+		data func(*testing.B) []byte
+		ph   int32
+	}{
+		{"image280", PartImage, func(*testing.B) []byte { return benchImage() }, 1016},
+		{"audio10s", PartAudio, benchClip, 1017},
+	}
+	for _, backend := range []string{BackendGo, BackendMLX} {
+		for _, c := range cases {
+			b.Run(c.name+"/"+backend, func(b *testing.B) {
+				if backend == BackendMLX && mlx.Available() != nil {
+					b.Skip("libmlxc not found: MLX benchmarks skipped")
+				}
+				e, err := Open(benchModel(b, "e2b-shaped-4bit"), Options{Backend: backend})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				data := c.data(b)
+				ask := func(text int32) *Stats {
+					zero := float32(0)
+					ch, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2, text, c.ph, 270}, MaxTokens: 1,
+						Sampling: Sampling{Temperature: &zero}, Messages: []Message{{Role: RoleUser, Content: []Part{{Type: c.kind, Data: data}}}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var s *Stats
+					for ev := range ch {
+						if ev.Kind == EventError {
+							b.Fatal(ev.Err)
+						}
+						if ev.Kind == EventDone {
+							s = ev.Stats
+						}
+					}
+					return s
+				}
+				for i := 0; i < b.N; i++ {
+					cold := ask(100 + int32(i)) // a new first token: no reusable prefix
+					warm := ask(500 + int32(i)) // same media again: encoder-cache hit
+					if warm.EncoderHits != 1 || cold.EncoderHits != 0 {
+						b.Fatalf("encoder hits cold %d, warm %d", cold.EncoderHits, warm.EncoderHits)
+					}
+					b.ReportMetric(float64(cold.TimeToFirst.Milliseconds()), "ttft_ms")
+					b.ReportMetric(float64(cold.TowerTime.Milliseconds()), "tower_ms")
+					b.ReportMetric(float64(warm.TimeToFirst.Milliseconds()), "ttft_cached_ms")
+					b.ReportMetric(cold.TimeToFirst.Seconds()/warm.TimeToFirst.Seconds(), "cache_speedup_x")
+					b.ReportMetric(float64(cold.PromptByKind[string(c.kind)]), "soft_tokens")
+				}
+			})
+		}
+	}
+}
