@@ -94,23 +94,21 @@ func (w *weight) segment(e, o, kb, kn int, buf []float32) []float32 {
 
 // packXT packs x [L, K] transposed into [⌈L/nr⌉][K][nr], zero-padded; with
 // permute, K runs in deq4's order (permuteQ4 with 8 lanes, unscaled).
+// Writes are sequential; each tile's reads walk nr rows together.
 func packXT(x []float32, L, K, nr int, permute bool) []float32 {
 	nt := (L + nr - 1) / nr
 	xt := make([]float32, nt*K*nr)
-	for r := 0; r < L; r++ {
-		dst := xt[(r/nr)*K*nr+r%nr:]
-		src := x[r*K : (r+1)*K]
-		if !permute {
-			for k, v := range src {
-				dst[nr*k] = v
+	for t := 0; t < nt; t++ {
+		rows := min(nr, L-t*nr)
+		xs := x[t*nr*K:]
+		for k := 0; k < K; k++ {
+			src := k
+			if permute { // K%64 == 0; k = 64j+8kk+i holds x[64j+8i+kk]
+				src = k&^63 + 8*(k&7) + (k>>3)&7
 			}
-			continue
-		}
-		for j := 0; j < K; j += 64 {
-			for i := 0; i < 8; i++ {
-				for k := 0; k < 8; k++ {
-					dst[nr*(j+8*k+i)] = src[j+8*i+k]
-				}
+			dst := xt[(t*K+k)*nr:][:rows]
+			for j := range dst {
+				dst[j] = xs[j*K+src]
 			}
 		}
 	}
