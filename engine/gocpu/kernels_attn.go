@@ -16,13 +16,14 @@ type attnArgs struct {
 	ms              []int
 }
 
-// sdpaFast computes SDPA by blocks of query rows that share a KV head: the
-// rows of the group's query heads, position-major (row r is position r/group
-// of head r%group), so K and V are read once per block. Per block:
-// scoresᵀ = K·(q·scale)ᵀ with the 6×16 kernel (keys as A rows), masking and
-// softmax per row (as softmaxLine) over the keys the causal mask leaves to the block,
-// then out = P·V. Summation order differs from the plain path; masking,
-// fully masked rows (NaN) and S = 0 (zeros) behave as there.
+// sdpaFast computes SDPA by blocks of kern.nr query rows that share a KV
+// head: the rows of the group's query heads, position-major (row r is
+// position r/group of head r%group), so K and V are read once per block.
+// Per block: scoresᵀ = K·(q·scale)ᵀ with kern.gemm (keys as A rows), masks,
+// softmax per row (softmaxFast, bit-identical to softmaxLine) over the keys
+// the causal mask leaves to the block, then out = P·V with kern.gemm. Only
+// the dot products' summation order differs from the plain path; masks,
+// GQA, fully masked rows (NaN) and S = 0 (zeros) behave as there.
 func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 	group := a.Hq / a.Hk
 	rows, nr := group*a.L, kern.nr // a block is nr query rows: one packed tile of qᵀ
