@@ -30,22 +30,9 @@ type AudioTower struct {
 	SubsampleConvProjection *SubSampleConvProjection
 	Layers                  []*ConformerBlock
 	OutputProj              *tensor.Linear // [output_proj_dims, H] + bias; nil without output_proj_dims
-	EmbedAudio              AudioEmbedder
+	EmbedAudio              Embedder
 
 	relSignal tensor.Tensor // [S, H] float32 sin|cos of the relative positions P..-F
-}
-
-// AudioEmbedder is embed_audio: embedding_projection(rms_norm_no_scale(x)).
-type AudioEmbedder struct {
-	EmbeddingProjection *tensor.Linear // [H_text, EmbedDim], dense or quantized
-	eps                 float32
-}
-
-// AudioClippableLinear is a ClippableLinear of the audio tower: it always
-// clamps its input and output to the checkpoint's 0-d clip scalars.
-type AudioClippableLinear struct {
-	Linear                                   *tensor.Linear
-	InputMin, InputMax, OutputMin, OutputMax tensor.Tensor // 0-d
 }
 
 // SubSampleConvProjection reduces time and mel by 4 and projects to H.
@@ -70,17 +57,17 @@ type ConformerBlock struct {
 
 // ConformerFeedForward is the macaron half-step feed-forward.
 type ConformerFeedForward struct {
-	PreLayerNorm, PostLayerNorm tensor.Tensor        // [H]
-	FfwLayer1                   AudioClippableLinear // [4H, H]
-	FfwLayer2                   AudioClippableLinear // [H, 4H]
+	PreLayerNorm, PostLayerNorm tensor.Tensor   // [H]
+	FfwLayer1                   ClippableLinear // [4H, H]
+	FfwLayer2                   ClippableLinear // [H, 4H]
 }
 
 // ConformerLightConv1d is GLU -> causal depthwise conv -> norm -> SiLU -> linear.
 type ConformerLightConv1d struct {
-	PreLayerNorm, ConvNorm tensor.Tensor        // [H]
-	LinearStart            AudioClippableLinear // [2H, H]
-	LinearEnd              AudioClippableLinear // [H, H]
-	DepthwiseConv1d        tensor.Tensor        // weight [H, K, 1] (MLX layout)
+	PreLayerNorm, ConvNorm tensor.Tensor   // [H]
+	LinearStart            ClippableLinear // [2H, H]
+	LinearEnd              ClippableLinear // [H, H]
+	DepthwiseConv1d        tensor.Tensor   // weight [H, K, 1] (MLX layout)
 }
 
 // Encode runs the conformer over a log-mel [1, T, 128] (any float dtype)
@@ -171,16 +158,6 @@ func (a *AudioTower) EncodeWaveform(samples []float32) (tensor.Tensor, error) {
 		return nil, fmt.Errorf("unified audio: %w", err)
 	}
 	return feats, nil
-}
-
-func (e *AudioEmbedder) forward(b tensor.Backend, x tensor.Tensor) tensor.Tensor {
-	return b.Linear(b.RMSNorm(x, nil, e.eps), e.EmbeddingProjection)
-}
-
-func (c *AudioClippableLinear) forward(b tensor.Backend, x tensor.Tensor) tensor.Tensor {
-	x = b.Minimum(b.Maximum(x, c.InputMin), c.InputMax)
-	x = b.Linear(x, c.Linear)
-	return b.Minimum(b.Maximum(x, c.OutputMin), c.OutputMax)
 }
 
 func (s *SubSampleConvProjection) forward(a *AudioTower, mel tensor.Tensor, valid []bool) (tensor.Tensor, []bool) {

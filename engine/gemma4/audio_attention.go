@@ -12,9 +12,9 @@ import (
 //     mlx-vlm (HF transformers allows 12); the golden fixtures follow mlx-vlm.
 //   - Logits: 50*tanh((q.k + q.R[t-s])/50), invalid keys -1e9, float32 softmax.
 type AudioAttention struct {
-	QProj, KProj, VProj, Post AudioClippableLinear // [H, H]
-	RelativeKProj             *tensor.Linear       // [H, H], no clipping
-	PerDimScale               tensor.Tensor        // [head_dim]
+	QProj, KProj, VProj, Post ClippableLinear // [H, H]
+	RelativeKProj             *tensor.Linear  // [H, H], no clipping
+	PerDimScale               tensor.Tensor   // [head_dim]
 }
 
 // attentionGeometry: chunk C, past P, future F, context W = C+P+F.

@@ -33,7 +33,7 @@ func LoadAudio(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (*Audio
 	}
 	ld := &loader{ck: ck, b: b, cfg: cfg}
 	a := &AudioTower{Cfg: ac, b: b}
-	a.EmbedAudio = AudioEmbedder{
+	a.EmbedAudio = Embedder{
 		EmbeddingProjection: ld.linear(prefix+"embed_audio.embedding_projection", cfg.Text.HiddenSize, ac.EmbedDim()),
 		eps:                 float32(ac.RMSNormEps),
 	}
@@ -85,45 +85,32 @@ func (ld *loader) conformerBlock(ac *AudioConfig, p string) *ConformerBlock {
 	ffw := func(q string) ConformerFeedForward {
 		return ConformerFeedForward{
 			PreLayerNorm:  ld.tensor(q+"pre_layer_norm.weight", H),
-			FfwLayer1:     ld.audioClippable(q+"ffw_layer_1", 4*H, H),
-			FfwLayer2:     ld.audioClippable(q+"ffw_layer_2", H, 4*H),
+			FfwLayer1:     ld.clippable(q+"ffw_layer_1", 4*H, H, true),
+			FfwLayer2:     ld.clippable(q+"ffw_layer_2", H, 4*H, true),
 			PostLayerNorm: ld.tensor(q+"post_layer_norm.weight", H),
 		}
 	}
 	return &ConformerBlock{
 		FeedForward1: ffw(p + "feed_forward1."),
 		SelfAttn: AudioAttention{
-			QProj:         ld.audioClippable(p+"self_attn.q_proj", H, H),
-			KProj:         ld.audioClippable(p+"self_attn.k_proj", H, H),
-			VProj:         ld.audioClippable(p+"self_attn.v_proj", H, H),
-			Post:          ld.audioClippable(p+"self_attn.post", H, H),
+			QProj:         ld.clippable(p+"self_attn.q_proj", H, H, true),
+			KProj:         ld.clippable(p+"self_attn.k_proj", H, H, true),
+			VProj:         ld.clippable(p+"self_attn.v_proj", H, H, true),
+			Post:          ld.clippable(p+"self_attn.post", H, H, true),
 			RelativeKProj: ld.linear(p+"self_attn.relative_k_proj", H, H),
 			PerDimScale:   ld.tensor(p+"self_attn.per_dim_scale", ac.HeadDim()),
 		},
 		Lconv1d: ConformerLightConv1d{
 			PreLayerNorm:    ld.tensor(p+"lconv1d.pre_layer_norm.weight", H),
-			LinearStart:     ld.audioClippable(p+"lconv1d.linear_start", 2*H, H),
+			LinearStart:     ld.clippable(p+"lconv1d.linear_start", 2*H, H, true),
 			DepthwiseConv1d: ld.audioConv(p+"lconv1d.depthwise_conv1d.weight", []int{H, ac.ConvKernelSize, 1}, 0, 2, 1),
 			ConvNorm:        ld.tensor(p+"lconv1d.conv_norm.weight", H),
-			LinearEnd:       ld.audioClippable(p+"lconv1d.linear_end", H, H),
+			LinearEnd:       ld.clippable(p+"lconv1d.linear_end", H, H, true),
 		},
 		FeedForward2: ffw(p + "feed_forward2."),
 		NormPreAttn:  ld.tensor(p+"norm_pre_attn.weight", H),
 		NormPostAttn: ld.tensor(p+"norm_post_attn.weight", H),
 		NormOut:      ld.tensor(p+"norm_out.weight", H),
-	}
-}
-
-// audioClippable loads prefix.linear and its four 0-d clip scalars, which
-// the audio tower always uses.
-func (ld *loader) audioClippable(prefix string, out, in int) AudioClippableLinear {
-	scalar := func(name string) tensor.Tensor { return ld.tensor(prefix+"."+name, []int{}...) }
-	return AudioClippableLinear{
-		Linear:    ld.linear(prefix+".linear", out, in),
-		InputMin:  scalar("input_min"),
-		InputMax:  scalar("input_max"),
-		OutputMin: scalar("output_min"),
-		OutputMax: scalar("output_max"),
 	}
 }
 

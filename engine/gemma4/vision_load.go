@@ -74,12 +74,15 @@ func LoadVision(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (Visio
 	return v, vc, ld.err
 }
 
-// clippable loads prefix.linear and, when clip is set, its four clip scalars.
+// clippable loads prefix.linear and, when clip is set, its four 0-d clip
+// scalars (the audio tower always clips: mlx-vlm ignores its
+// use_clipped_linears, and real E2B/E4B set it anyway).
 func (ld *loader) clippable(prefix string, out, in int, clip bool) ClippableLinear {
 	c := ClippableLinear{Linear: ld.linear(prefix+".linear", out, in)}
 	if clip {
-		c.InputMin, c.InputMax = ld.tensor(prefix+".input_min"), ld.tensor(prefix+".input_max")
-		c.OutputMin, c.OutputMax = ld.tensor(prefix+".output_min"), ld.tensor(prefix+".output_max")
+		scalar := func(name string) tensor.Tensor { return ld.tensor(prefix+"."+name, []int{}...) }
+		c.InputMin, c.InputMax = scalar("input_min"), scalar("input_max")
+		c.OutputMin, c.OutputMax = scalar("output_min"), scalar("output_max")
 	}
 	return c
 }
