@@ -49,7 +49,8 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run ./bundle/darwincheck ./...
-	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "lint: staticcheck not installed, skipped"; fi
+	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2 || echo "lint: staticcheck could not be installed"
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; elif [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ]; then "$$($(GO) env GOPATH)/bin/staticcheck" ./...; fi
 
 # The real app under Xvfb with the tiny fixture model: an image attached through the drop
 # path, a question asked, the answer awaited; PNGs of the main window, the quick-ask popup,

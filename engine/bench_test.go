@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,7 +150,7 @@ func runBench(b *testing.B, dir string, c benchCase) benchResult {
 		}
 	}
 	if stats == nil || stats.GeneratedTokens != c.steps+1 {
-		b.Fatal(fmt.Sprintf("generation ended early: %+v", stats))
+		b.Fatalf("generation ended early: %+v", stats)
 	}
 	return benchResult{load, stats}
 }

@@ -37,18 +37,6 @@ type mediaItem struct {
 	track *mediaItem
 }
 
-// softTokens is how many placeholder rows the item fills in total.
-func (m *mediaItem) softTokens() int {
-	n := m.audioTokens
-	for _, t := range m.tokens {
-		n += t
-	}
-	if m.track != nil {
-		n += m.track.softTokens()
-	}
-	return n
-}
-
 func contentKey(kind PartType, data []byte, params string) string {
 	h := sha256.Sum256(data)
 	return string(kind) + ":" + hex.EncodeToString(h[:]) + ":" + params

@@ -6,7 +6,6 @@ import "sync"
 type pool struct {
 	n    int
 	work chan func()
-	wg   sync.WaitGroup
 	once sync.Once
 }
 

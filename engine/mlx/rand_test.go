@@ -56,26 +56,6 @@ func equalF32(a, b []float32) bool {
 	return true
 }
 
-// maxDiff is max |a-b| (Inf when lengths differ; NaN matches NaN and equal
-// infinities match).
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	d := 0.0
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		switch {
-		case math.IsNaN(x) && math.IsNaN(y), x == y:
-			continue
-		case math.IsNaN(x) || math.IsNaN(y):
-			return math.Inf(1)
-		}
-		d = max(d, math.Abs(x-y))
-	}
-	return d
-}
-
 // bf16 rounds v to bfloat16 (round to nearest even) and back.
 func bf16(v float32) float32 {
 	u := math.Float32bits(v)

@@ -61,7 +61,6 @@ type Tokenizer struct {
 	normAdded  *trie // added tokens with normalized=true, matched after normalization
 	rawPlain   *trie // the same two without special tokens (EncodePlain)
 	normPlain  *trie
-	addedLstr  []addedToken
 	prefix     []int32 // post-processor ids around the text when addSpecial
 	suffix     []int32
 	dec        decoder
@@ -124,15 +123,6 @@ func (t *Tokenizer) byteValue(id int32) byte {
 	p := t.IDToken(id)
 	v, _ := strconv.ParseUint(p[3:5], 16, 8)
 	return byte(v)
-}
-
-// isByteToken reports whether s spells a byte-fallback token "<0xNN>".
-func isByteToken(s string) (byte, bool) {
-	if len(s) != 6 || s[:3] != "<0x" || s[5] != '>' {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s[3:5], 16, 8)
-	return byte(v), err == nil
 }
 
 // lookup finds the id of an exact piece, or -1.

@@ -59,14 +59,6 @@ func float32LE(s []float32) []byte {
 	return b
 }
 
-func int16LE(s []float32) []byte {
-	b := make([]byte, 0, 2*len(s))
-	for _, v := range s {
-		b = binary.LittleEndian.AppendUint16(b, uint16(int16(math.Round(float64(v)*32767))))
-	}
-	return b
-}
-
 // amplitudeAt measures the amplitude of frequency f in x (Goertzel-style
 // projection on sine and cosine, skipping the edges).
 func amplitudeAt(x []float32, rate int, f float64) float64 {
@@ -79,12 +71,4 @@ func amplitudeAt(x []float32, rate int, f float64) float64 {
 	}
 	n := float64(hi - lo)
 	return 2 * math.Hypot(re, im) / n
-}
-
-func rms(x []float32) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
-	}
-	return math.Sqrt(s / float64(max(len(x), 1)))
 }

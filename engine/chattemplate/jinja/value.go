@@ -132,7 +132,7 @@ func truthy(v Value) bool {
 }
 
 func typeName(v Value) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "NoneType"
 	case Undefined:
@@ -146,7 +146,7 @@ func typeName(v Value) string {
 	case string:
 		return "str"
 	case *List:
-		if v.(*List).Tuple {
+		if x.Tuple {
 			return "tuple"
 		}
 		return "list"
