@@ -2,9 +2,9 @@ package gocpu
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"perch/engine/tensor"
 )
@@ -60,29 +60,32 @@ func eachMode(b *testing.B, f func(b *testing.B, be *Backend)) {
 	}
 }
 
-// benchRead is the roofline: the same weight bytes summed on all workers.
+// benchRead is the roofline: the same weight bytes summed as uint64 words
+// on all workers.
 func benchRead(b *testing.B, l *tensor.Linear, wbytes float64) {
 	be := New(Options{})
 	defer be.Close()
 	w, s, bi := l.W.(*T).u, l.Scales.(*T).f, l.Biases.(*T).f
-	sums := make([]uint32, be.pool.n)
+	words := func(p unsafe.Pointer, n int) []uint64 { return unsafe.Slice((*uint64)(p), n/2) }
+	arrays := [][]uint64{words(unsafe.Pointer(&w[0]), len(w)), words(unsafe.Pointer(&s[0]), len(s)), words(unsafe.Pointer(&bi[0]), len(bi))}
+	sums := make([]uint64, be.pool.n)
 	for i := 0; i < b.N; i++ {
-		be.pool.each(len(w), 1<<16, func(worker, lo, hi int) {
-			var a0, a1, a2, a3 uint32
-			for k := lo; k+4 <= hi; k += 4 {
-				a0 += w[k]
-				a1 += w[k+1]
-				a2 += w[k+2]
-				a3 += w[k+3]
-			}
-			g0, g1 := lo*len(s)/len(w), hi*len(s)/len(w)
-			for k := g0; k < g1; k++ {
-				a0 += math.Float32bits(s[k]) ^ math.Float32bits(bi[k])
-			}
-			sums[worker] += a0 + a1 + a2 + a3
-		})
+		for _, a := range arrays {
+			be.pool.each(len(a), 1<<15, func(worker, lo, hi int) { sums[worker] += sum64(a[lo:hi]) })
+		}
 	}
 	b.ReportMetric(wbytes/(b.Elapsed().Seconds()/float64(b.N))/1e9, "wGB/s")
+}
+
+func sum64(a []uint64) uint64 {
+	var s0, s1, s2, s3 uint64
+	for i := 0; i+4 <= len(a); i += 4 {
+		s0 += a[i]
+		s1 += a[i+1]
+		s2 += a[i+2]
+		s3 += a[i+3]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // The E2B MLP matvec (decode), its 262144-row tied head, and the same MLP
