@@ -9,7 +9,8 @@ import (
 // are exact. The slack beyond the window lets a follow-up turn cut back up
 // to Cap-Window+1 tokens (mlx-lm's RotatingKVCache of exactly the window
 // size cannot be trimmed once it wraps) and costs Cap-Window extra slots.
-//   - L = 1: the new key is written, then the query sees the ring.
+//   - L = 1: the new key is written, then the query sees exactly its window
+//     (a slice of the ring, two when it wraps), so no mask is needed.
 //   - L > 1: the queries see the ring's old keys plus all L new ones
 //     (concatenated, so a chunk longer than the ring still sees its whole
 //     window); then the last min(L, Cap) new keys are written.
@@ -35,12 +36,7 @@ func (c *Window) Offset() int { return c.offset }
 
 func (c *Window) Mask(b tensor.Backend, L int, blocks []int) tensor.Mask {
 	if L == 1 {
-		if c.full(1) {
-			return tensor.Mask{} // after the write every slot is in the window
-		}
-		keys := append([]int(nil), c.pos...)
-		keys[c.offset%c.Cap] = c.offset
-		return tensor.Mask{Kind: tensor.MaskArray, Array: maskOf(b, c.offset, 1, keys, c.Window, nil)}
+		return tensor.Mask{} // Update hands back exactly the window
 	}
 	keys := make([]int, 0, c.Cap+L)
 	if c.keys != nil {
@@ -50,12 +46,6 @@ func (c *Window) Mask(b tensor.Backend, L int, blocks []int) tensor.Mask {
 		keys = append(keys, c.offset+i)
 	}
 	return tensor.Mask{Kind: tensor.MaskArray, Array: maskOf(b, c.offset, L, keys, c.Window, blocks)}
-}
-
-// full reports whether, after writing L more tokens, the ring holds exactly
-// the last Cap positions and Cap equals the window (no mask needed).
-func (c *Window) full(L int) bool {
-	return c.Cap == c.Window && c.offset+L >= c.Cap && c.keys != nil
 }
 
 func (c *Window) Update(b tensor.Backend, k, v tensor.Tensor) (tensor.Tensor, tensor.Tensor) {
@@ -92,7 +82,20 @@ func (c *Window) Update(b tensor.Backend, k, v tensor.Tensor) (tensor.Tensor, te
 	if L > 1 {
 		return attK, attV
 	}
-	return c.keys, c.values
+	return c.window(b, c.keys), c.window(b, c.values)
+}
+
+// window is the last min(offset, Window) positions of a ring buffer, oldest first.
+func (c *Window) window(b tensor.Backend, ring tensor.Tensor) tensor.Tensor {
+	n := min(c.offset, c.Window)
+	start := (c.offset - n) % c.Cap
+	if start+n <= c.Cap {
+		if start == 0 && n == c.Cap {
+			return ring
+		}
+		return b.Slice(ring, 2, start, start+n)
+	}
+	return b.Concat(2, b.Slice(ring, 2, start, c.Cap), b.Slice(ring, 2, 0, start+n-c.Cap))
 }
 
 // CanTrim: the next query still has its whole window after dropping n.
