@@ -212,7 +212,7 @@ func openCLIEngine(f *askFlags, stderr io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Open(dir, engine.Options{Backend: f.backend})
+	e, err := engine.Open(dir, engineOptions(dir, f.backend))
 	if err != nil {
 		return nil, err
 	}

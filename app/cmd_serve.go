@@ -100,7 +100,9 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	case !est.Fits && !f.force:
 		return nil, fmt.Errorf("%w (or --force to load anyway)", &hub.FitError{Model: modelID(f.model, dir), Estimate: est})
 	}
-	e, err := engine.Open(dir, engine.Options{Backend: f.backend, QueueSize: f.queue, MaxContext: f.contextLen})
+	opts := engineOptions(dir, f.backend)
+	opts.QueueSize, opts.MaxContext = f.queue, f.contextLen
+	e, err := engine.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -221,7 +221,7 @@ func openEngine(dir string) (chat.Engine, engine.ModelInfo, error) {
 	if backend == "" {
 		backend = "auto"
 	}
-	e, err := engine.Open(dir, engine.Options{Backend: backend})
+	e, err := engine.Open(dir, engineOptions(dir, backend))
 	if err != nil {
 		return nil, engine.ModelInfo{}, err
 	}
