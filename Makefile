@@ -30,7 +30,7 @@ deps:
 test: deps tokenizer-cache
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -E 'libmlxc|MLX [0-9]' || true
+	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -m1 -E 'libmlxc|MLX [0-9]' || true
 	@$(MAKE) --no-print-directory screenshot
 
 bench: deps tokenizer-cache
