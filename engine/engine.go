@@ -62,6 +62,8 @@ type Engine struct {
 	mel       *logmel.Extractor
 
 	queue   chan *job
+	life    context.Context // cancelled by Close: every job stops promptly
+	kill    context.CancelFunc
 	pending atomic.Int32 // queued, not yet started
 	mu      sync.Mutex   // guards closed and sending on queue
 	closed  bool
@@ -109,6 +111,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts: opts, tok: tok, gen: gen, cfg: cfg, stops: chatoutput.StopIDs(cfg.EOSTokenIDs, gen.EOS),
 		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
 	}
+	e.life, e.kill = context.WithCancel(context.Background())
 	if err := e.loadTemplate(dir); err != nil {
 		return nil, err
 	}
@@ -138,6 +141,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	ready := make(chan error, 1)
 	go e.worker(dir, ready)
 	if err := <-ready; err != nil {
+		e.kill()
 		return nil, err
 	}
 	return e, nil
@@ -205,7 +209,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 		e.pending.Add(-1)
 		if j.control != nil {
 			j.control(b)
-			close(j.events)
+			j.end()
 			continue
 		}
 		e.serve(j)
@@ -232,12 +236,13 @@ func (e *Engine) serve(j *job) {
 	e.run(j)
 }
 
-// Close stops accepting work, lets the running and queued requests end (they
-// see their contexts), and frees the model and backend.
+// Close stops accepting work, cancels the running and queued requests (they
+// end with stop reason "cancelled"), and frees the model and backend.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	if !e.closed {
 		e.closed = true
+		e.kill()
 		close(e.queue)
 	}
 	e.mu.Unlock()
@@ -285,6 +290,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error
 		return nil, err
 	}
 	if err := e.enqueue(j); err != nil {
+		j.release()
 		return nil, err
 	}
 	return j.events, nil

@@ -190,3 +190,34 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseCancelsRunning: Close ends a running generation promptly with a
+// final "cancelled", and later requests are refused.
+func TestCloseCancelsRunning(t *testing.T) {
+	e, err := Open(filepath.Join(testdata, "models", "text-tiny"), Options{Backend: BackendGo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2, 485}, MaxTokens: 1 << 20, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range ch {
+		if ev.Kind == EventToken {
+			break
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.Close() }()
+	var last Event
+	for ev := range ch {
+		last = ev
+	}
+	<-done
+	if last.Kind != EventDone || last.StopReason != StopCancelled {
+		t.Fatalf("last event after Close: %+v", last)
+	}
+	if _, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2}}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}

@@ -24,10 +24,18 @@ type job struct {
 	position int
 	start    time.Time
 	control  func(tensor.Backend) // set for engine-thread chores instead of a generation
+	release  func()               // frees the job's context
 }
 
 // send delivers an event unless the caller has gone away.
+// An event goes out whenever the channel has room, even after a cancel, so
+// the final Done (stop reason "cancelled") reaches a caller still reading.
 func (j *job) send(ev Event) bool {
+	select {
+	case j.events <- ev:
+		return true
+	default:
+	}
 	select {
 	case j.events <- ev:
 		return true
@@ -36,10 +44,18 @@ func (j *job) send(ev Event) bool {
 	}
 }
 
+// end closes the events and lets go of the job's context.
+func (j *job) end() {
+	close(j.events)
+	if j.release != nil {
+		j.release()
+	}
+}
+
 // fail ends the job with an error event.
 func (j *job) fail(err error) {
 	j.send(Event{Kind: EventError, Err: err})
-	close(j.events)
+	j.end()
 }
 
 // prepare does everything that needs no native work: prompt ids, sampling
@@ -84,8 +100,11 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if err := e.checkKV(len(prompt) + maxTok); err != nil {
 		return nil, err
 	}
-	return &job{ctx: ctx, req: req, prompt: prompt, items: items, lay: lay, params: params, maxTok: maxTok,
-		events: make(chan Event, 64), start: time.Now()}, nil
+	// The job stops when its caller cancels or when the engine closes.
+	jctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(e.life, cancel)
+	return &job{ctx: jctx, release: func() { stop(); cancel() }, req: req, prompt: prompt, items: items, lay: lay,
+		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now()}, nil
 }
 
 // samplingParams merges request overrides onto generation_config defaults
@@ -197,7 +216,7 @@ func (e *Engine) failOrCancel(j *job, stats *Stats, err error) {
 func (e *Engine) finish(j *job, stats *Stats, reason string) {
 	stats.PeakMemory = e.b.PeakMemory()
 	j.send(Event{Kind: EventDone, Stats: stats, StopReason: reason})
-	close(j.events)
+	j.end()
 }
 
 // prefill feeds the prompt in chunks, checking for cancellation between
