@@ -135,7 +135,7 @@ func TestLinearFastMatchesPlain(t *testing.T) {
 		for _, c := range linearCases {
 			l := randLinear(r, 0, c.out, c.in, c.bits, c.gs, c.out%2 == 1)
 			w, _ := plain.checkLinear("test", l)
-			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 64, 200} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 64, 200} {
 				x := randFloats(r, rows*c.in, 1)
 				xt := plain.FromFloat32(x, []int{rows, c.in}, tensor.Float32)
 				want := must(plain.Float32s(plain.Linear(xt, l)))
@@ -183,6 +183,8 @@ func TestGatherLinearFastMatchesPlain(t *testing.T) {
 		plain, fast := New(Options{Plain: true}), New(Options{})
 		defer plain.Close()
 		defer fast.Close()
+		var worst float64
+		defer func() { t.Logf("worst relative error %.3g", worst) }()
 		for _, c := range []struct{ E, in, out, bits, gs int }{{4, 64, 24, 4, 32}, {5, 128, 9, 8, 64}, {3, 40, 11, 0, 0}, {4, 96, 8, 4, 32}} {
 			l := randLinear(r, c.E, c.out, c.in, c.bits, c.gs, true)
 			w, _ := plain.checkLinear("test", l)
@@ -203,9 +205,11 @@ func TestGatherLinearFastMatchesPlain(t *testing.T) {
 							row := x[(p/k*kx+min(p%k, kx-1))*c.in:][:c.in]
 							copy(sc[p*c.out:], linearScale(w, int(e), row, 1))
 						}
-						if e := relErr(t, got, want, sc); e > dotTol {
+						e := relErr(t, got, want, sc)
+						if e > dotTol {
 							t.Fatalf("%+v n=%d k=%d kx=%d: error %.3g", c, n, k, kx, e)
 						}
+						worst = math.Max(worst, e)
 					}
 				}
 			}
@@ -219,6 +223,8 @@ func TestMatMulFastMatchesPlain(t *testing.T) {
 		plain, fast := New(Options{Plain: true}), New(Options{})
 		defer plain.Close()
 		defer fast.Close()
+		var worst float64
+		defer func() { t.Logf("worst relative error %.3g", worst) }()
 		for _, c := range []struct{ a, b []int }{
 			{[]int{1, 1}, []int{1, 1}}, {[]int{5, 7}, []int{7, 3}}, {[]int{13, 33}, []int{33, 16}},
 			{[]int{64, 40}, []int{40, 50}}, {[]int{2, 3, 17, 9}, []int{2, 3, 9, 31}},
@@ -239,9 +245,11 @@ func TestMatMulFastMatchesPlain(t *testing.T) {
 				return o
 			}
 			sc := must(plain.Float32s(plain.MatMul(plain.FromFloat32(abs(fa), c.a, tensor.Float32), plain.FromFloat32(abs(fb), c.b, tensor.Float32))))
-			if e := relErr(t, got, want, sc); e > dotTol {
+			e := relErr(t, got, want, sc)
+			if e > dotTol {
 				t.Fatalf("%v @ %v: error %.3g", c.a, c.b, e)
 			}
+			worst = math.Max(worst, e)
 		}
 	})
 }
