@@ -115,6 +115,13 @@ type floatFn func(a, b float32) float32
 type intFn func(a, b int32) int32
 
 func (b *Backend) arith(op string, x, y tensor.Tensor, ff floatFn, fi intFn) tensor.Tensor {
+	return b.arithOp(op, 0, x, y, ff, fi)
+}
+
+// arithOp is arith with an operator code ('+', '-', '*', '/') that lets
+// float32 tensors of the common layouts (same shape, scalar, trailing-axes
+// broadcast) take tight, parallel loops instead of a call per element.
+func (b *Backend) arithOp(op string, code byte, x, y tensor.Tensor, ff floatFn, fi intFn) tensor.Tensor {
 	if !b.ok(op, x, y) {
 		return empty
 	}
@@ -130,8 +137,57 @@ func (b *Backend) arith(op string, x, y tensor.Tensor, ff floatFn, fi intFn) ten
 	}
 	fx, fy := asFloats(tx), asFloats(ty)
 	r := newF(out...)
+	if code != 0 && b.fastArith(code, fx, fy, tx.shape, ty.shape, out, r.f) {
+		return r
+	}
 	bindex(tx.shape, ty.shape, out, func(k, ia, ib int) { r.f[k] = ff(fx[ia], fy[ib]) })
 	return r
+}
+
+// fastArith handles dst = x op y when y repeats along the leading axes of x
+// (same shape, a scalar, or a suffix such as a [D] weight over [L, D]), or x
+// is a scalar; it reports false for other layouts.
+func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []float32) bool {
+	n := len(dst)
+	switch {
+	case len(x) == n && (len(y) == n || len(y) == 1 || isSuffix(ys, out)):
+	case len(x) == 1 && len(y) == n:
+		// scalar op vector: only for the commutative ops, by swapping
+		if code != '+' && code != '*' {
+			return false
+		}
+		x, y = y, x
+	default:
+		return false
+	}
+	ny := len(y)
+	if ny == 0 {
+		return true
+	}
+	b.pool.run(n/ny, max(1, 1<<15/ny), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, dr := x[r*ny:(r+1)*ny], dst[r*ny:(r+1)*ny]
+			switch code {
+			case '+':
+				for k, v := range y {
+					dr[k] = xr[k] + v
+				}
+			case '-':
+				for k, v := range y {
+					dr[k] = xr[k] - v
+				}
+			case '*':
+				for k, v := range y {
+					dr[k] = xr[k] * v
+				}
+			case '/':
+				for k, v := range y {
+					dr[k] = xr[k] / v
+				}
+			}
+		}
+	})
+	return true
 }
 
 func (b *Backend) compare(op string, x, y tensor.Tensor, f func(a, b float32) bool) tensor.Tensor {
@@ -167,16 +223,16 @@ func (b *Backend) logical(op string, x, y tensor.Tensor, f func(a, b bool) bool)
 }
 
 func (b *Backend) Add(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Add", x, y, func(a, c float32) float32 { return a + c }, func(a, c int32) int32 { return a + c })
+	return b.arithOp("Add", '+', x, y, func(a, c float32) float32 { return a + c }, func(a, c int32) int32 { return a + c })
 }
 func (b *Backend) Sub(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Sub", x, y, func(a, c float32) float32 { return a - c }, func(a, c int32) int32 { return a - c })
+	return b.arithOp("Sub", '-', x, y, func(a, c float32) float32 { return a - c }, func(a, c int32) int32 { return a - c })
 }
 func (b *Backend) Mul(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Mul", x, y, func(a, c float32) float32 { return a * c }, func(a, c int32) int32 { return a * c })
+	return b.arithOp("Mul", '*', x, y, func(a, c float32) float32 { return a * c }, func(a, c int32) int32 { return a * c })
 }
 func (b *Backend) Div(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Div", x, y, func(a, c float32) float32 { return a / c }, nil)
+	return b.arithOp("Div", '/', x, y, func(a, c float32) float32 { return a / c }, nil)
 }
 func (b *Backend) Maximum(x, y tensor.Tensor) tensor.Tensor {
 	return b.arith("Maximum", x, y, fmax, func(a, c int32) int32 { return max(a, c) })
