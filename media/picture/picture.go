@@ -130,7 +130,10 @@ func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, 
 	case sniff.PNG:
 		m, err = png.Decode(r)
 	case sniff.JPEG:
-		m, err = jpeg.Decode(r)
+		m, err = decodeJPEG(ctx, data, lim)
+		if errors.Is(err, errJPEGFallback) {
+			m, err = jpeg.Decode(r)
+		}
 	case sniff.GIF:
 		m, err = decodeGIF(r, info)
 	case sniff.WebP:
