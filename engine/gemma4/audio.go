@@ -98,7 +98,9 @@ func (a *AudioTower) Forward(mel tensor.Tensor, valid []bool) (tensor.Tensor, []
 	attnMask := a.attentionMask(valid)
 	keep := b.FromFloat32(a.keepMask(valid), []int{1, T, 1}, tensor.Float32)
 	for _, l := range a.Layers {
+		mark := b.Mark()
 		x = l.forward(a, x, attnMask, keep, T)
+		b.SweepSince(mark, x) // intermediates live only as long as the graph needs them
 	}
 	if a.OutputProj != nil {
 		x = b.Linear(x, a.OutputProj)

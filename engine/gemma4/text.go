@@ -106,6 +106,7 @@ func (m *Text) Forward(in Inputs, caches []kvcache.Cache) tensor.Tensor {
 	}
 	kvs := make([]shared, len(m.Layers))
 	for i, layer := range m.Layers {
+		mark := b.Mark()
 		var pli tensor.Tensor
 		if ple != nil {
 			pli = b.Reshape(b.Slice(ple, 2, i, i+1), 1, L, cfg.HiddenSizePerLayerInput)
@@ -122,6 +123,7 @@ func (m *Text) Forward(in Inputs, caches []kvcache.Cache) tensor.Tensor {
 		}
 		h, k, v, off = layer.forward(m, h, masks[cfg.IsFull(i)], cache, pli, k, v, off)
 		kvs[i] = shared{k, v, off}
+		b.SweepSince(mark, h, k, v) // the layer's intermediates now live only in the graph
 	}
 	if in.LastOnly && L > 1 {
 		h = b.Slice(h, 1, L-1, L)

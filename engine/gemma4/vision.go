@@ -97,7 +97,9 @@ func (v *VisionTower) Encode(p *Patches) (tensor.Tensor, error) {
 	}
 	pos := v.ropeTables(p, h.DType())
 	for _, l := range v.Layers {
+		mark := b.Mark()
 		h = l.forward(v, h, pos, mask)
+		b.SweepSince(mark, h) // intermediates live only as long as the graph needs them
 	}
 
 	if padded {

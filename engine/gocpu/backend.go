@@ -275,9 +275,11 @@ func (b *Backend) Int32s(x tensor.Tensor) ([]int32, error) {
 
 // Memory: the garbage collector owns Go tensors; Pin/Unpin/Sweep only
 // exist to satisfy the contract, and the accounting reads the Go heap.
-func (b *Backend) Pin(ts ...tensor.Tensor)     {}
-func (b *Backend) Unpin(ts ...tensor.Tensor)   {}
-func (b *Backend) Sweep(keep ...tensor.Tensor) {}
+func (b *Backend) Pin(ts ...tensor.Tensor)                       {}
+func (b *Backend) Unpin(ts ...tensor.Tensor)                     {}
+func (b *Backend) Sweep(keep ...tensor.Tensor)                   {}
+func (b *Backend) Mark() uint64                                  { return 0 }
+func (b *Backend) SweepSince(mark uint64, keep ...tensor.Tensor) {}
 
 func (b *Backend) ActiveMemory() int64 {
 	var m runtime.MemStats

@@ -15,6 +15,7 @@ type Array struct {
 	pinned bool
 	empty  bool   // the placeholder ops return after an error
 	mark   uint64 // == b.epoch while a Sweep keeps it
+	seq    uint64 // creation order, for SweepSince
 	ndim   int16  // -1 until the metadata is read
 	mdt    int16  // mlx dtype
 	shape  []int

@@ -34,6 +34,7 @@ type Backend struct {
 	live   []*Array // unpinned: freed by the next Sweep unless kept
 	pinned []*Array
 	epoch  uint64
+	seq    uint64 // arrays made so far
 	slab   []Array // Arrays are carved from chunks to spare the allocator
 
 	// consts[dt] holds {0.5, 3, 0.044715, sqrt(2/pi), 1, 0} in dtype dt,
@@ -160,7 +161,8 @@ func (b *Backend) track(h handle) *Array {
 	}
 	b.slab = b.slab[:len(b.slab)+1]
 	a := &b.slab[len(b.slab)-1]
-	a.h, a.b, a.ndim, a.slot = h, b, -1, int32(len(b.live))
+	b.seq++
+	a.h, a.b, a.ndim, a.slot, a.seq = h, b, -1, int32(len(b.live)), b.seq
 	b.live = append(b.live, a)
 	return a
 }
@@ -219,7 +221,16 @@ func removeAt(s []*Array, i int32) []*Array {
 
 // Sweep frees every unpinned array not in keep. Pending graphs keep what
 // they need (MLX reference-counts), so sweeping before Eval is safe.
-func (b *Backend) Sweep(keep ...tensor.Tensor) {
+func (b *Backend) Sweep(keep ...tensor.Tensor) { b.sweep(0, keep) }
+
+// Mark is the point SweepSince frees back to.
+func (b *Backend) Mark() uint64 { return b.seq + 1 }
+
+// SweepSince frees the unpinned arrays made since mark, except keep: a
+// layer's intermediates then live only as long as the graph needs them.
+func (b *Backend) SweepSince(mark uint64, keep ...tensor.Tensor) { b.sweep(mark, keep) }
+
+func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
 	if b.closed {
 		return
 	}
@@ -232,7 +243,7 @@ func (b *Backend) Sweep(keep ...tensor.Tensor) {
 	n := 0
 	frees := b.frees[:0]
 	for _, a := range b.live {
-		if a.mark == b.epoch {
+		if a.mark == b.epoch || a.seq < since {
 			b.live[n], a.slot = a, int32(n)
 			n++
 			continue

@@ -234,6 +234,11 @@ type Backend interface {
 	Pin(ts ...Tensor)
 	Unpin(ts ...Tensor)
 	Sweep(keep ...Tensor)
+	// Mark and SweepSince bound the memory of one long computation (a
+	// layer at a time): SweepSince frees the unpinned tensors made since
+	// Mark, except keep.
+	Mark() uint64
+	SweepSince(mark uint64, keep ...Tensor)
 	ActiveMemory() int64
 	PeakMemory() int64
 	ResetPeakMemory()
