@@ -155,8 +155,13 @@ func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, 
 	if b := m.Bounds(); b.Dx() != info.Width || b.Dy() != info.Height {
 		return nil, info, fmt.Errorf("decoding %s: header says %dx%d, pixels are %dx%d", info.Format, info.Width, info.Height, b.Dx(), b.Dy())
 	}
-	if y, ok := m.(*image.YCbCr); ok && info.Format == sniff.JPEG && info.Orientation == 1 {
-		return &Source{w: info.Width, h: info.Height, ycc: y}, info, nil
+	if info.Format == sniff.JPEG && info.Orientation == 1 {
+		switch m := m.(type) {
+		case *image.YCbCr:
+			return &Source{w: info.Width, h: info.Height, ycc: m}, info, nil
+		case *image.Gray:
+			return &Source{w: info.Width, h: info.Height, gray: m}, info, nil
+		}
 	}
 	return FromRGB(Orient(toRGB(m, info.Format == sniff.WebP), info.Orientation)), info, nil
 }

@@ -91,12 +91,13 @@ func clip8(v int32) uint8 {
 	return uint8(v)
 }
 
-// Rows is an image read one row at a time, so a decoder's colour conversion
-// can feed the horizontal pass without a full-size RGB copy.
+// Rows is an image read one row at a time as three planes, so a decoder's
+// colour conversion can feed the horizontal pass without a full-size RGB copy.
+// Row may be called from several goroutines at once.
 type Rows interface {
 	Size() (w, h int)
-	// PackedRow writes row y as rg[x] = R | G<<32 and b[x] = B (len(rg) = len(b) = w).
-	PackedRow(y int, rg []int64, b []int32)
+	// Row writes row y's red, green and blue samples to r, g and b (len w each).
+	Row(y int, r, g, b []uint8)
 }
 
 // packedRGB serves rows of a packed RGB buffer.
@@ -107,13 +108,12 @@ type packedRGB struct {
 
 func (p packedRGB) Size() (int, int) { return p.w, p.h }
 
-func (p packedRGB) PackedRow(y int, rg []int64, b []int32) {
+func (p packedRGB) Row(y int, r, g, b []uint8) {
 	row := p.pix[3*p.w*y : 3*p.w*(y+1)]
-	rg, b = rg[:p.w], b[:p.w]
-	for x := range rg {
+	r, g, b = r[:p.w], g[:p.w], b[:p.w]
+	for x := range r {
 		px := row[3*x : 3*x+3 : 3*x+3]
-		rg[x] = int64(px[0]) | int64(px[1])<<32
-		b[x] = int32(px[2])
+		r[x], g[x], b[x] = px[0], px[1], px[2]
 	}
 }
 
@@ -129,7 +129,10 @@ func BicubicRGB(src []uint8, w, h, dw, dh int) ([]uint8, error) {
 	return Bicubic(packedRGB{pix: src, w: w, h: h}, dw, dh)
 }
 
-// Bicubic resizes src to dw×dh exactly as Pillow's BICUBIC resize does.
+// Bicubic resizes src to dw×dh exactly as Pillow's BICUBIC resize does:
+// the horizontal pass over the rows the vertical pass reads, then the
+// vertical pass, on planar rows (R, G, B side by side, each padded to
+// planeStride(dw)), interleaved at the end.
 func Bicubic(src Rows, dw, dh int) ([]uint8, error) {
 	w, h := src.Size()
 	if w <= 0 || h <= 0 || dw <= 0 || dh <= 0 {
@@ -141,100 +144,65 @@ func Bicubic(src Rows, dw, dh int) ([]uint8, error) {
 	if dh == h { // no vertical pass: every row is needed as is
 		first, last = 0, h
 	}
-	// Horizontal pass (or a plain copy when the width is unchanged) over the
-	// rows the vertical pass reads; the vertical bounds shift onto them.
 	for i := 0; i < dh; i++ {
 		vert.bounds[2*i] -= first
 	}
 	ih := last - first
-	img := make([]uint8, 3*dw*ih)
-	var horiz coeffs
+	ps := planeStride(dw)
+	img := make([]uint8, 3*ps*ih)
+	var horiz *horizontal
 	if dw != w {
-		horiz = precompute(w, dw)
+		horiz = newHorizontal(w, dw)
 	}
 	parallel(ih, func(y0, y1 int) {
-		rg, b := make([]int64, w), make([]int32, w)
+		pad := 0
+		if horiz != nil {
+			pad = horiz.pad
+		}
+		r, g, b := make([]uint8, w+pad), make([]uint8, w+pad), make([]uint8, w+pad)
 		for y := y0; y < y1; y++ {
-			src.PackedRow(y+first, rg, b)
-			dst := img[3*dw*y : 3*dw*(y+1)]
-			if dw == w {
-				unpack(dst, rg, b)
-			} else {
-				horizontalRow(dst, rg, b, &horiz)
+			src.Row(y+first, r[:w], g[:w], b[:w])
+			dst := img[3*ps*y:]
+			for c, plane := range [3][]uint8{r, g, b} {
+				if horiz == nil {
+					copy(dst[c*ps:][:w], plane[:w])
+				} else {
+					horiz.row(dst[c*ps:][:ps], plane)
+				}
 			}
 		}
 	})
-	if dh == h {
-		return img, nil
-	}
 	out := make([]uint8, 3*dw*dh)
+	if dh == h {
+		parallel(dh, func(y0, y1 int) {
+			for y := y0; y < y1; y++ {
+				interleave(out[3*dw*y:][:3*dw], img[3*ps*y:], ps)
+			}
+		})
+		return out, nil
+	}
 	parallel(dh, func(y0, y1 int) {
-		acc := make([]int32, 3*dw)
+		tmp := make([]uint8, 3*ps)
+		acc := make([]int32, 3*ps)
 		for y := y0; y < y1; y++ {
-			verticalRow(out[3*dw*y:3*dw*(y+1)], img, dw, y, &vert, acc)
+			ymin, n := vert.bounds[2*y], vert.bounds[2*y+1]
+			verticalRow(tmp, img[3*ps*ymin:], 3*ps, vert.k[y*vert.ksize:][:n], acc)
+			interleave(out[3*dw*y:][:3*dw], tmp, ps)
 		}
 	})
 	return out, nil
 }
 
-// dot is the tap loop, kept apart so its accumulators stay in registers.
-//
-//go:noinline
-func dot(rg []int64, b []int32, k []int32) (int64, int32) {
-	rg, b = rg[:len(k)], b[:len(k)]
-	accRG, accB := int64(half)|int64(half)<<32, int32(half)
-	i := 0
-	for ; i+1 < len(k); i += 2 {
-		k0, k1 := k[i], k[i+1]
-		accRG += rg[i]*int64(k0) + rg[i+1]*int64(k1)
-		accB += b[i]*k0 + b[i+1]*k1
-	}
-	if i < len(k) {
-		accRG += rg[i] * int64(k[i])
-		accB += b[i] * k[i]
-	}
-	return accRG, accB
-}
+// planeStride is the padded width of one plane in the intermediate rows.
+func planeStride(dw int) int { return (dw + 31) &^ 31 }
 
-func unpack(dst []uint8, rg []int64, b []int32) {
-	for x, v := range rg {
-		dst[3*x], dst[3*x+1], dst[3*x+2] = uint8(v), uint8(v>>32), uint8(b[x])
-	}
-}
-
-// horizontalRow convolves one row. R and G share one int64 multiply-add
-// (lanes 32 bits apart; the low lane's sign borrow is undone at the end),
-// which is exact because each lane's sums stay within int32.
-func horizontalRow(dst []uint8, rg []int64, b []int32, c *coeffs) {
+// interleave packs the first len(dst)/3 samples of three planes ps apart into RGB.
+func interleave(dst, planes []uint8, ps int) {
 	n := len(dst) / 3
-	for xx := 0; xx < n; xx++ {
-		xmin, cnt := c.bounds[2*xx], c.bounds[2*xx+1]
-		k := c.k[xx*c.ksize : xx*c.ksize+cnt]
-		accRG, accB := dot(rg[xmin:xmin+cnt], b[xmin:xmin+cnt], k)
-		r := int32(accRG)
-		g := int32((accRG - int64(r)) >> 32)
-		d := dst[3*xx : 3*xx+3 : 3*xx+3]
-		d[0], d[1], d[2] = clip8(r), clip8(g), clip8(accB)
-	}
-}
-
-// verticalRow accumulates whole input rows; integer sums make the order irrelevant.
-func verticalRow(dst, img []uint8, w, yy int, c *coeffs, acc []int32) {
-	ymin, n := c.bounds[2*yy], c.bounds[2*yy+1]
-	k := c.k[yy*c.ksize : yy*c.ksize+n]
-	for i := range acc {
-		acc[i] = half
-	}
-	stride := 3 * w
-	for j, kv := range k {
-		row := img[(ymin+j)*stride : (ymin+j+1)*stride]
-		row = row[:len(acc)]
-		for i, p := range row {
-			acc[i] += int32(p) * kv
-		}
-	}
-	for i, v := range acc {
-		dst[i] = clip8(v)
+	r, g, b := planes[:n], planes[ps:][:n], planes[2*ps:][:n]
+	for x := range r {
+		d := dst[3*x : 3*x+3 : 3*x+3]
+		d[0], d[1], d[2] = r[x], g[x], b[x]
 	}
 }
 
