@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"image"
 )
 
 // Our own baseline JPEG decoder (ITU T.81, sequential Huffman, 8-bit), whose
@@ -168,18 +169,28 @@ func (d *jpegDecoder) parseSOF(seg []byte, lim Limits) error {
 	return nil
 }
 
-// layoutSupported: three components with chroma at 1×1 and luma at one of
-// image.YCbCr's ratios, or 4:4:4 RGB.
+// layoutSupported: three components, Cb and Cr sampled alike, luma at the
+// largest factors and a luma:chroma ratio image.YCbCr has (ffmpeg writes
+// 4:2:2 as 2×2 and 1×2, for example). RGB needs all three alike.
 func (d *jpegDecoder) layoutSupported() bool {
-	if d.colorRGB() {
-		return d.hmax == 1 && d.vmax == 1
-	}
-	cb, cr := d.comps[1], d.comps[2]
-	if cb.h != 1 || cb.v != 1 || cr.h != 1 || cr.v != 1 {
+	y, cb, cr := d.comps[0], d.comps[1], d.comps[2]
+	if cb.h != cr.h || cb.v != cr.v || y.h != d.hmax || y.v != d.vmax {
 		return false
 	}
-	_, ok := ycbcrRatio(d.comps[0].h, d.comps[0].v)
+	if d.colorRGB() {
+		return cb.h == y.h && cb.v == y.v
+	}
+	_, ok := d.chromaRatio()
 	return ok
+}
+
+// chromaRatio is the luma:chroma sampling ratio as image.YCbCr names it.
+func (d *jpegDecoder) chromaRatio() (image.YCbCrSubsampleRatio, bool) {
+	y, c := d.comps[0], d.comps[1]
+	if y.h%c.h != 0 || y.v%c.v != 0 {
+		return 0, false
+	}
+	return ycbcrRatio(y.h/c.h, y.v/c.v)
 }
 
 // colorRGB says whether three components are stored as RGB rather than

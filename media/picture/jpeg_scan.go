@@ -194,7 +194,7 @@ func decodeJPEG(ctx context.Context, data []byte, lim Limits) (image.Image, erro
 		}
 		return m, nil
 	}
-	ratio, _ := ycbcrRatio(y.h, y.v)
+	ratio, _ := d.chromaRatio()
 	return &image.YCbCr{Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride,
 		SubsampleRatio: ratio, Rect: rect}, nil
 }

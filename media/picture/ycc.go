@@ -39,7 +39,7 @@ func jpegRow(m *image.YCbCr, y int, dst []uint8) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	yrow := m.Y[m.YOffset(m.Rect.Min.X, m.Rect.Min.Y+y)-0:][:w]
 	cw, ch := chromaSize(m.SubsampleRatio, w, h)
-	cbuf := [2][]uint8{make([]uint8, 2*cw+2), make([]uint8, 2*cw+2)}
+	cbuf := [2][]uint8{make([]uint8, 4*cw+4), make([]uint8, 4*cw+4)} // ≥ w for every ratio
 	planes := [2][]uint8{m.Cb, m.Cr}
 	for p, plane := range planes {
 		out := cbuf[p]

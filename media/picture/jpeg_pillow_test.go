@@ -1,0 +1,233 @@
+package picture
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// scene is a test picture with gradients, texture, saturated corners, sharp
+// edges and noise, so blocks use many coefficients and samples clamp.
+func scene(w, h int, seed uint32) *image.NRGBA {
+	m := image.NewNRGBA(image.Rect(0, 0, w, h))
+	s := seed*2654435761 + 1
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			s ^= s << 13
+			s ^= s >> 17
+			s ^= s << 5
+			noise := float64(s%41) - 20
+			tex := 40 * math.Sin(float64(x)*0.7) * math.Cos(float64(y)*0.45)
+			c := color.NRGBA{
+				R: clampF(float64(x*255/max(w-1, 1)) + tex + noise),
+				G: clampF(float64(y*255/max(h-1, 1)) - tex + noise),
+				B: clampF(128 + 127*math.Sin(float64(x+y)/9) + noise),
+				A: 255,
+			}
+			if (x/7+y/5)%4 == 0 {
+				c.R, c.G = 255-c.R, 0
+			}
+			m.SetNRGBA(x, y, c)
+		}
+	}
+	return m
+}
+
+func clampF(v float64) uint8 { return uint8(math.Max(0, math.Min(255, v))) }
+
+// jpegCase is one test file and whether our decoder (not image/jpeg) takes it.
+type jpegCase struct {
+	name     string
+	data     []byte
+	baseline bool
+}
+
+// jpegCases encodes scenes with image/jpeg and, when installed, ImageMagick
+// (every sampling layout, gray, qualities, progressive, CMYK) and ffmpeg
+// (slices, which write restart markers).
+func jpegCases(t *testing.T) []jpegCase {
+	t.Helper()
+	dir := t.TempDir()
+	var cases []jpegCase
+	sizes := [][2]int{{37, 23}, {1, 1}, {2, 2}, {3, 3}, {5, 4}, {8, 8}, {17, 9}, {16, 16}, {33, 65}, {101, 67}, {640, 480}}
+	for i, sz := range sizes {
+		m := scene(sz[0], sz[1], uint32(i))
+		for _, q := range []int{10, 75, 100} {
+			var buf bytes.Buffer
+			if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: q}); err != nil {
+				t.Fatal(err)
+			}
+			cases = append(cases, jpegCase{fmt.Sprintf("go %dx%d q%d", sz[0], sz[1], q), buf.Bytes(), true})
+		}
+		g := image.NewGray(m.Rect)
+		for j := range g.Pix {
+			g.Pix[j] = m.Pix[4*j+1]
+		}
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, g, &jpeg.Options{Quality: 90}); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, jpegCase{fmt.Sprintf("go gray %dx%d", sz[0], sz[1]), buf.Bytes(), true})
+	}
+	type tool struct {
+		name, cmd string
+		args      func(src, dst string) []string
+		baseline  bool
+	}
+	var tools []tool
+	for _, sf := range []string{"1x1", "2x1", "2x2", "1x2", "4x1", "4x2"} {
+		for _, q := range []string{"50", "95", "100"} {
+			tools = append(tools, tool{"magick " + sf + " q" + q, "convert", func(src, dst string) []string {
+				return []string{src, "-sampling-factor", sf, "-quality", q, dst}
+			}, true})
+		}
+	}
+	tools = append(tools,
+		tool{"magick gray", "convert", func(src, dst string) []string { return []string{src, "-colorspace", "Gray", dst} }, true},
+		tool{"magick progressive", "convert", func(src, dst string) []string { return []string{src, "-interlace", "JPEG", dst} }, false},
+		tool{"magick cmyk", "convert", func(src, dst string) []string { return []string{src, "-colorspace", "CMYK", dst} }, false})
+	for _, pf := range []string{"yuvj420p", "yuvj422p", "yuvj444p"} {
+		tools = append(tools, tool{"ffmpeg slices " + pf, "ffmpeg", func(src, dst string) []string {
+			return []string{"-v", "error", "-y", "-i", src, "-frames:v", "1", "-pix_fmt", pf, "-q:v", "3", "-slices", "3", "-threads", "3", dst}
+		}, true})
+	}
+	missing := map[string]bool{}
+	for i, sz := range [][2]int{{37, 23}, {5, 4}, {101, 67}, {250, 161}} {
+		src := filepath.Join(dir, fmt.Sprintf("s%d.png", i))
+		if err := os.WriteFile(src, encodePNG(t, scene(sz[0], sz[1], uint32(40+i))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for j, tl := range tools {
+			if _, err := exec.LookPath(tl.cmd); err != nil {
+				missing[tl.cmd] = true
+				continue
+			}
+			dst := filepath.Join(dir, fmt.Sprintf("s%d-%d.jpg", i, j))
+			if out, err := exec.Command(tl.cmd, tl.args(src, dst)...).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v: %s", tl.name, err, out)
+			}
+			data, err := os.ReadFile(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases = append(cases, jpegCase{fmt.Sprintf("%s %dx%d", tl.name, sz[0], sz[1]), data, tl.baseline})
+		}
+	}
+	for cmd := range missing {
+		t.Logf("%s not installed: its JPEGs are not tested", cmd)
+	}
+	return cases
+}
+
+// pillowScript prints, for each file, its RGB size then Pillow's
+// open(...).convert("RGB") bytes.
+const pillowScript = `
+import struct, sys
+from PIL import Image
+for p in sys.argv[1:]:
+    b = Image.open(p).convert("RGB").tobytes()
+    sys.stdout.buffer.write(struct.pack("<Q", len(b)) + b)
+`
+
+// pillowDecode decodes every file with Pillow in one process, or skips the
+// test when Pillow is missing.
+func pillowDecode(t *testing.T, files [][]byte) [][]byte {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import PIL").Run() != nil {
+		t.Skip("Pillow (python3-pil) not installed: skipping the comparison with Pillow's JPEG decoding")
+	}
+	dir := t.TempDir()
+	args := []string{"-c", pillowScript}
+	for i, f := range files {
+		p := filepath.Join(dir, fmt.Sprintf("%d.jpg", i))
+		if err := os.WriteFile(p, f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	out, err := exec.Command(py, args...).Output()
+	if err != nil {
+		t.Fatalf("pillow: %v", err)
+	}
+	res := make([][]byte, len(files))
+	for i := range res {
+		n := binary.LittleEndian.Uint64(out)
+		res[i], out = out[8:8+n], out[8+n:]
+	}
+	return res
+}
+
+// TestJPEGMatchesPillow: every baseline file decodes, through both Decode
+// and the rows the resampler reads, to exactly Pillow's pixels; progressive
+// and CMYK files (image/jpeg) stay close.
+func TestJPEGMatchesPillow(t *testing.T) {
+	cases := jpegCases(t)
+	files := make([][]byte, len(cases))
+	for i, c := range cases {
+		files[i] = c.data
+	}
+	want := pillowDecode(t, files)
+	exact := 0
+	for i, c := range cases {
+		_, err := decodeJPEG(context.Background(), c.data, DefaultLimits)
+		if ours := !errors.Is(err, errJPEGFallback); ours != c.baseline || (ours && err != nil) {
+			t.Errorf("%s: our decoder: %v (want baseline=%v)", c.name, err, c.baseline)
+			continue
+		}
+		m, _, err := Decode(context.Background(), c.data, DefaultLimits)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		got := &RGB{W: m.W, H: m.H, Pix: m.Pix}
+		ref := &RGB{W: m.W, H: m.H, Pix: want[i]}
+		if len(ref.Pix) != len(got.Pix) {
+			t.Errorf("%s: Pillow gives %d bytes, we %d", c.name, len(ref.Pix), len(got.Pix))
+			continue
+		}
+		d, mean := maxDiff(t, got, ref)
+		if !c.baseline {
+			t.Logf("%s (image/jpeg): max |diff| %d, mean %.3f", c.name, d, mean)
+			continue
+		}
+		if d != 0 {
+			t.Errorf("%s: max |diff| %d from Pillow, mean %.4f", c.name, d, mean)
+			continue
+		}
+		if rows := streamedRows(t, c.data); !bytes.Equal(rows, want[i]) {
+			t.Errorf("%s: the resampler's rows differ from Pillow", c.name)
+			continue
+		}
+		exact++
+	}
+	t.Logf("%d of %d files identical to Pillow", exact, len(cases))
+}
+
+// streamedRows assembles an image from DecodeSource's planar rows.
+func streamedRows(t *testing.T, data []byte) []byte {
+	src, _, err := DecodeSource(context.Background(), data, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := src.Size()
+	r, g, b := make([]uint8, w), make([]uint8, w), make([]uint8, w)
+	out := make([]uint8, 0, 3*w*h)
+	for y := 0; y < h; y++ {
+		src.Row(y, r, g, b)
+		for x := range r {
+			out = append(out, r[x], g[x], b[x])
+		}
+	}
+	return out
+}
