@@ -52,7 +52,8 @@ type jpegCase struct {
 	baseline bool
 }
 
-// jpegCases encodes scenes with image/jpeg and, when installed, ImageMagick
+// jpegCases encodes scenes with image/jpeg (some re-coded with restart
+// markers) and, when installed, ImageMagick
 // (every sampling layout, gray, qualities, progressive, CMYK) and ffmpeg
 // (slices, which write restart markers).
 func jpegCases(t *testing.T) []jpegCase {
@@ -78,6 +79,11 @@ func jpegCases(t *testing.T) []jpegCase {
 			t.Fatal(err)
 		}
 		cases = append(cases, jpegCase{fmt.Sprintf("go gray %dx%d", sz[0], sz[1]), buf.Bytes(), true})
+		if sz[0]*sz[1] > 200 {
+			for _, n := range []int{1, 5} {
+				cases = append(cases, jpegCase{fmt.Sprintf("go %dx%d restart %d", sz[0], sz[1], n), withRestarts(t, cases[len(cases)-2].data, n), true})
+			}
+		}
 	}
 	type tool struct {
 		name, cmd string

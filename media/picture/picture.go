@@ -2,6 +2,8 @@
 // Gemma-4 reference (Pillow: open, exif_transpose, convert("RGB")) sees them:
 // PNG, JPEG, GIF (first frame), WebP, BMP and TIFF in pure Go; HEIC and AVIF
 // through the platform (ImageIO on macOS, libheif's heif-convert elsewhere).
+// Baseline JPEGs use our own decoder (jpeg_*.go), whose pixels equal
+// libjpeg's; progressive and other JPEGs use image/jpeg.
 // Dimensions are checked from the header before any pixel is allocated.
 package picture
 
