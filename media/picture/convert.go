@@ -28,7 +28,7 @@ func toRGB(m image.Image, webpYUV bool) *RGB {
 		if webpYUV {
 			rows(func(y int, dst []uint8) { webpRow(m, y, dst) })
 		} else {
-			rows(func(y int, dst []uint8) { jpegRow(m, y, dst) })
+			jpegRGB(m, out)
 		}
 	case *image.NYCbCrA:
 		rows(func(y int, dst []uint8) { webpRow(&m.YCbCr, y, dst) })
@@ -139,18 +139,46 @@ func clamp8(v int) uint8 {
 	return uint8(v)
 }
 
+// jpegRGB converts JPEG planes to out through the planar row converter.
+func jpegRGB(m *image.YCbCr, out *RGB) {
+	w := out.W
+	parallelBands(out.H, 32, func(y0, y1 int) {
+		r, g, b := make([]uint8, w), make([]uint8, w), make([]uint8, w)
+		for y := y0; y < y1; y++ {
+			yccRowPlanes(m, y, r, g, b)
+			dst := out.Pix[3*w*y : 3*w*(y+1)]
+			for x := range r {
+				d := dst[3*x : 3*x+3 : 3*x+3]
+				d[0], d[1], d[2] = r[x], g[x], b[x]
+			}
+		}
+	})
+}
+
 // parallelRows runs fn for every row, split into bands across the CPUs.
 func parallelRows(h int, fn func(y int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(h/32, 1))
+	parallelBands(h, 32, func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			fn(y)
+		}
+	})
+}
+
+// parallelBands splits [0, h) into one band per CPU (bands of at least
+// minRows) and runs fn on each.
+func parallelBands(h, minRows int, fn func(y0, y1 int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(h/minRows, 1))
+	if workers == 1 {
+		fn(0, h)
+		return
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		y0, y1 := h*i/workers, h*(i+1)/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for y := y0; y < y1; y++ {
-				fn(y)
-			}
+			fn(y0, y1)
 		}()
 	}
 	wg.Wait()

@@ -24,16 +24,17 @@ func yccRowPlanes(m *image.YCbCr, y int, r, g, b []uint8) {
 		copy(b, m.Cb[y*m.CStride:][:w])
 		copy(g, m.Cr[y*m.CStride:][:w])
 	case m.SubsampleRatio == image.YCbCrSubsampleRatio422 && cw > 2:
-		fancyH2V1(b, m.Cb[y*m.CStride:][:cw])
-		fancyH2V1(g, m.Cr[y*m.CStride:][:cw])
+		cb, cr := m.Cb[y*m.CStride:][:cw], m.Cr[y*m.CStride:][:cw]
+		fancyUpsample(b, cb, cb, h2v1Bias)
+		fancyUpsample(g, cr, cr, h2v1Bias)
 	case m.SubsampleRatio == image.YCbCrSubsampleRatio420 && cw > 2:
 		near := (y / 2) * m.CStride
 		far := max(y/2-1, 0) * m.CStride
 		if y%2 == 1 {
 			far = min(y/2+1, ch-1) * m.CStride
 		}
-		fancyH2V2(b, m.Cb[near:][:cw], m.Cb[far:][:cw])
-		fancyH2V2(g, m.Cr[near:][:cw], m.Cr[far:][:cw])
+		fancyUpsample(b, m.Cb[near:][:cw], m.Cb[far:][:cw], h2v2Bias)
+		fancyUpsample(g, m.Cr[near:][:cw], m.Cr[far:][:cw], h2v2Bias)
 	default:
 		row := make([]uint8, 3*w)
 		jpegRow(m, y, row)
@@ -50,7 +51,13 @@ func yccRowPlanes(m *image.YCbCr, y int, r, g, b []uint8) {
 func yccPlanes(yr, cb, cr, r, g, b []uint8) {
 	n := len(yr)
 	cb, cr, r, g, b = cb[:n], cr[:n], r[:n], g[:n], b[:n]
-	for x, yv := range yr {
+	done := 0
+	if hasColorKernels && n >= 16 {
+		done = n &^ 15
+		ycc16(&yr[0], &cb[0], &cr[0], &r[0], &g[0], &b[0], done/16)
+	}
+	for x := done; x < n; x++ {
+		yv := yr[x]
 		yy := int32(yv) + 384
 		u, v := cb[x], cr[x]
 		r[x] = rangeLimit[(yy+yccR[v])&1023]
@@ -59,45 +66,56 @@ func yccPlanes(yr, cb, cr, r, g, b []uint8) {
 	}
 }
 
-// fancyH2V1 doubles a chroma row (cw > 2) with libjpeg's triangle filter
-// (3/4 nearer sample, 1/4 the other, rounding alternately down and up),
-// writing len(out) samples.
-func fancyH2V1(out, in []uint8) {
-	n, w := len(in), len(out)
-	out = out[:2*n-1]
-	prev, this := int32(in[0]), int32(in[0])
-	for i := 0; i < n-1; i++ {
-		next := int32(in[i+1])
-		o := out[2*i : 2*i+2 : 2*i+2]
-		o[0] = uint8((3*this + prev + 1) >> 2)
-		o[1] = uint8((3*this + next + 2) >> 2)
-		prev, this = this, next
+// Fancy upsampling doubles a chroma row: each output is 3/4 its own column
+// and 1/4 the neighbour on its side, the image's edge columns standing in for
+// their missing neighbours. h2v2 first mixes 3/4 of the nearer chroma row
+// with 1/4 of the other (column sums 3·near + far, scale 16); h2v1 uses
+// far = near (scale 16 as well). The biases are libjpeg's alternating
+// roundings of even and odd outputs.
+type fancyBias struct{ even, odd int32 }
+
+var (
+	h2v2Bias = fancyBias{8, 7}
+	h2v1Bias = fancyBias{4, 8} // (12·this + 4·prev + 4) >> 4 = (3·this + prev + 1) >> 2
+)
+
+// fancyUpsample writes len(out) upsampled samples from chroma row near
+// (and far), len(near) > 2.
+func fancyUpsample(out, near, far []uint8, bias fancyBias) {
+	n := len(near)
+	far = far[:n]
+	done := 1
+	if hasColorKernels && n >= 18 {
+		blocks := (n - 2) / 16 // columns 1..16·blocks, which read up to column 16·blocks+1
+		upsample16(&out[2], &near[0], &far[0], blocks, int16(bias.even), int16(bias.odd))
+		done = 1 + 16*blocks
 	}
-	out[2*n-2] = uint8((3*this + prev + 1) >> 2)
-	if 2*n-1 < w {
-		out[:2*n][2*n-1] = uint8(this)
-	}
+	fancyCols(out, near, far, 0, 1, bias)
+	fancyCols(out, near, far, done, n, bias)
 }
 
-// fancyH2V2 is libjpeg's h2v2 fancy upsampling of one output row: column
-// sums 3·near + far, then 3:1 across columns with +8/+7 rounding; writes
-// len(out) samples (cw > 2). The image's edge columns weigh themselves 4:0.
-func fancyH2V2(out, near, far []uint8) {
-	n := len(near)
-	w := len(out)
-	far = far[:n]
-	out = out[:2*n-1]
-	this := 3*int32(near[0]) + int32(far[0])
-	prev := this
-	for i := 0; i < n-1; i++ {
-		next := 3*int32(near[i+1]) + int32(far[i+1])
-		o := out[2*i : 2*i+2 : 2*i+2]
-		o[0] = uint8((3*this + prev + 8) >> 4)
-		o[1] = uint8((3*this + next + 7) >> 4)
-		prev, this = this, next
+// fancyCols writes the two outputs of each chroma column in [c0, c1) (the
+// last column's second one only if out has room).
+func fancyCols(out, near, far []uint8, c0, c1 int, bias fancyBias) {
+	n, w := len(near), len(out)
+	if c0 >= c1 {
+		return
 	}
-	out[2*n-2] = uint8((3*this + prev + 8) >> 4)
-	if 2*n-1 < w {
-		out[:2*n][2*n-1] = uint8((4*this + 7) >> 4)
+	sum := func(i int) int32 { return 3*int32(near[i]) + int32(far[i]) }
+	this := sum(c0)
+	prev := this
+	if c0 > 0 {
+		prev = sum(c0 - 1)
+	}
+	for i := c0; i < c1; i++ {
+		next := this
+		if i+1 < n {
+			next = sum(i + 1)
+		}
+		out[2*i] = uint8((3*this + prev + bias.even) >> 4)
+		if 2*i+1 < w {
+			out[2*i+1] = uint8((3*this + next + bias.odd) >> 4)
+		}
+		prev, this = this, next
 	}
 }

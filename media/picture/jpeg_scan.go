@@ -103,8 +103,9 @@ func (d *jpegDecoder) decodeScan(ctx context.Context, pos int) error {
 	br := &bitReader{data: d.data, pos: pos}
 	preds := make([]int32, len(d.comps))
 	mcu := 0
-	workers := min(runtime.GOMAXPROCS(0)-1, 3)
-	if workers < 1 || d.mcusY < 4 {
+	// As many IDCT workers as CPUs: the entropy decoder needs less than one.
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if workers < 2 || d.mcusY < 4 {
 		row := d.newCoefRow()
 		for my := 0; my < d.mcusY; my++ {
 			if err := d.decodeRow(br, row, my, preds, &mcu); err != nil {

@@ -156,6 +156,43 @@ func TestAllOrientations(t *testing.T) {
 	}
 }
 
+// Orient on an image larger than its tiles equals the per-pixel mapping.
+func TestOrientLargeImage(t *testing.T) {
+	w, h := 70, 45
+	src := &RGB{W: w, H: h, Pix: make([]uint8, 3*w*h)}
+	for i := range src.Pix {
+		src.Pix[i] = uint8(i * 7 / 3)
+	}
+	stored := func(o, x, y int) int {
+		switch o {
+		case 2:
+			return y*w + (w - 1 - x)
+		case 3:
+			return (h-1-y)*w + (w - 1 - x)
+		case 4:
+			return (h-1-y)*w + x
+		case 5:
+			return x*w + y
+		case 6:
+			return (h-1-x)*w + y
+		case 7:
+			return (h-1-x)*w + (w - 1 - y)
+		}
+		return x*w + (w - 1 - y)
+	}
+	for o := 2; o <= 8; o++ {
+		m := Orient(src, o)
+		for y := 0; y < m.H; y++ {
+			for x := 0; x < m.W; x++ {
+				s := stored(o, x, y)
+				if m.At(x, y) != src.At(s%w, s/w) {
+					t.Fatalf("orientation %d: (%d,%d) wrong", o, x, y)
+				}
+			}
+		}
+	}
+}
+
 func TestSixteenBitGrayPNG(t *testing.T) {
 	g := image.NewGray16(image.Rect(0, 0, 256, 4))
 	for x := 0; x < 256; x++ {
