@@ -101,21 +101,25 @@ func fancyCols(out, near, far []uint8, c0, c1 int, bias fancyBias) {
 	if c0 >= c1 {
 		return
 	}
-	sum := func(i int) int32 { return 3*int32(near[i]) + int32(far[i]) }
-	this := sum(c0)
+	far = far[:n]
+	this := 3*int32(near[c0]) + int32(far[c0])
 	prev := this
 	if c0 > 0 {
-		prev = sum(c0 - 1)
+		prev = 3*int32(near[c0-1]) + int32(far[c0-1])
 	}
-	for i := c0; i < c1; i++ {
-		next := this
-		if i+1 < n {
-			next = sum(i + 1)
-		}
-		out[2*i] = uint8((3*this + prev + bias.even) >> 4)
-		if 2*i+1 < w {
-			out[2*i+1] = uint8((3*this + next + bias.odd) >> 4)
-		}
+	// Interior columns have both neighbours; the last column stands in for its right one.
+	last := min(c1, n-1)
+	for i := c0; i < last; i++ {
+		next := 3*int32(near[i+1]) + int32(far[i+1])
+		o := out[2*i : 2*i+2 : 2*i+2]
+		o[0] = uint8((3*this + prev + bias.even) >> 4)
+		o[1] = uint8((3*this + next + bias.odd) >> 4)
 		prev, this = this, next
+	}
+	if c1 == n {
+		out[2*n-2] = uint8((3*this + prev + bias.even) >> 4)
+		if 2*n-1 < w {
+			out[2*n-1] = uint8((4*this + bias.odd) >> 4)
+		}
 	}
 }

@@ -163,12 +163,13 @@ func Bicubic(src Rows, dw, dh int) ([]uint8, error) {
 		for y := y0; y < y1; y++ {
 			src.Row(y+first, r[:w], g[:w], b[:w])
 			dst := img[3*ps*y:]
-			for c, plane := range [3][]uint8{r, g, b} {
-				if horiz == nil {
-					copy(dst[c*ps:][:w], plane[:w])
-				} else {
-					horiz.row(dst[c*ps:][:ps], plane)
-				}
+			out := [3][]uint8{dst[:ps], dst[ps:][:ps], dst[2*ps:][:ps]}
+			if horiz == nil {
+				copy(out[0], r[:w])
+				copy(out[1], g[:w])
+				copy(out[2], b[:w])
+			} else {
+				horiz.row(out, [3][]uint8{r, g, b})
 			}
 		}
 	})

@@ -23,25 +23,33 @@ func newHorizontal(w, dw int) *horizontal {
 	return h
 }
 
-// row convolves one plane row src (w samples, then h.pad zeros) into dst,
-// which holds at least dw rounded up to 8 bytes.
-func (h *horizontal) row(dst, src []uint8) {
+// row convolves one row's three planes src (w samples, then h.pad zeros)
+// into dst's planes, each of at least dw rounded up to 8 bytes.
+func (h *horizontal) row(dst, src [3][]uint8) {
 	if h.vec != nil {
-		h.vec.row(dst, src)
+		for c := range dst {
+			h.vec.row(dst[c], src[c])
+		}
 		return
 	}
 	c := &h.c
 	dw := len(c.bounds) / 2
-	dst = dst[:dw]
-	for xx := range dst {
+	dr, dg, db := dst[0][:dw], dst[1][:dw], dst[2][:dw]
+	for xx := range dr {
 		xmin, cnt := c.bounds[2*xx], c.bounds[2*xx+1]
 		k := c.k[xx*c.ksize:][:cnt]
-		s := src[xmin:][:cnt]
-		acc := int32(half)
+		r, g, b := src[0][xmin:][:cnt], src[1][xmin:][:cnt], src[2][xmin:][:cnt]
+		// R and G share one int64 multiply-add (lanes 32 bits apart; the low
+		// lane's sign borrow is undone at the end), exact as each lane stays
+		// within int32.
+		rg, ab := int64(half)|int64(half)<<32, int32(half)
 		for t, kv := range k {
-			acc += int32(s[t]) * kv
+			rg += (int64(r[t]) | int64(g[t])<<32) * int64(kv)
+			ab += int32(b[t]) * kv
 		}
-		dst[xx] = clip8(acc)
+		ar := int32(rg)
+		ag := int32((rg - int64(ar)) >> 32)
+		dr[xx], dg[xx], db[xx] = clip8(ar), clip8(ag), clip8(ab)
 	}
 }
 
