@@ -129,6 +129,13 @@ func jpegCases(t *testing.T) []jpegCase {
 			cases = append(cases, jpegCase{fmt.Sprintf("%s %dx%d", tl.name, sz[0], sz[1]), data, tl.baseline})
 		}
 	}
+	for _, c := range cases {
+		if c.name == "magick 1x1 q95 101x67" {
+			cases = append(cases, jpegCase{"RGB ids (no JFIF)", asRGB(t, c.data, false), true},
+				jpegCase{"Adobe transform 0", asRGB(t, c.data, true), true})
+			break
+		}
+	}
 	for cmd := range missing {
 		t.Logf("%s not installed: its JPEGs are not tested", cmd)
 	}
@@ -236,4 +243,36 @@ func streamedRows(t *testing.T, data []byte) []byte {
 		}
 	}
 	return out
+}
+
+// asRGB relabels a 4:4:4 JFIF file as RGB-coded: without the JFIF segment,
+// with component ids 'R', 'G', 'B' or (adobe) an Adobe segment saying
+// "no transform". Pillow's libjpeg then outputs the samples unconverted.
+func asRGB(t *testing.T, data []byte, adobe bool) []byte {
+	t.Helper()
+	out := append([]byte{}, data[:2]...)
+	if adobe {
+		out = append(out, 0xff, 0xee, 0, 14, 'A', 'd', 'o', 'b', 'e', 0, 100, 0, 0, 0, 0, 0)
+	}
+	for p := 2; p+4 <= len(data); {
+		m, n := data[p+1], int(binary.BigEndian.Uint16(data[p+2:]))
+		seg := append([]byte{}, data[p:p+2+n]...)
+		switch m {
+		case 0xe0:
+			seg = nil
+		case 0xc0:
+			if !adobe {
+				seg[10], seg[13], seg[16] = 'R', 'G', 'B'
+			}
+		case 0xda:
+			if !adobe {
+				seg[5], seg[7], seg[9] = 'R', 'G', 'B'
+			}
+			return append(append(out, seg...), data[p+2+n:]...)
+		}
+		out = append(out, seg...)
+		p += 2 + n
+	}
+	t.Fatal("no SOS")
+	return nil
 }
