@@ -2,8 +2,9 @@
 """Pillow side of `make bench`: decode a JPEG and resize it with BICUBIC to the
 Gemma-4 target size (what the reference processor does); prints the median wall and CPU ms.
 
-usage: pillow_bench.py FILE WIDTH HEIGHT RUNS [resize]
-With "resize", only the resize of the already decoded image is timed."""
+usage: pillow_bench.py FILE WIDTH HEIGHT RUNS [resize|decode]
+With "resize", only the resize of the already decoded image is timed; with
+"decode", only open + convert("RGB")."""
 import sys
 import time
 
@@ -12,13 +13,15 @@ from PIL import Image
 
 def main():
     path, w, h, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    resize_only = len(sys.argv) > 5 and sys.argv[5] == "resize"
+    mode = sys.argv[5] if len(sys.argv) > 5 else ""
     decoded = Image.open(path).convert("RGB")
     times, cpus = [], []
     for _ in range(runs):
         s, c = time.perf_counter(), time.process_time()
-        if resize_only:
+        if mode == "resize":
             decoded.resize((w, h), resample=Image.BICUBIC)
+        elif mode == "decode":
+            Image.open(path).convert("RGB")
         else:
             im = Image.open(path)
             im = im.convert("RGB")
