@@ -43,6 +43,7 @@ func scene(w, h int, seed uint32) *image.NRGBA {
 	return m
 }
 
+// clampF rounds down and clamps to a byte.
 func clampF(v float64) uint8 { return uint8(math.Max(0, math.Min(255, v))) }
 
 // jpegCase is one test file and whether our decoder (not image/jpeg) takes it.

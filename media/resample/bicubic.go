@@ -106,8 +106,10 @@ type packedRGB struct {
 	w, h int
 }
 
+// Size is the image size.
 func (p packedRGB) Size() (int, int) { return p.w, p.h }
 
+// Row splits row y into its three planes.
 func (p packedRGB) Row(y int, r, g, b []uint8) {
 	row := p.pix[3*p.w*y : 3*p.w*(y+1)]
 	r, g, b = r[:p.w], g[:p.w], b[:p.w]

@@ -23,6 +23,7 @@ func photo12MP(b *testing.B) []byte { return photo(b, 0) }
 // coefficients per block and a file about twice as large.
 func photo12MPNoisy(b *testing.B) []byte { return photo(b, 24) }
 
+// photo encodes the benchmark scene with the given noise amplitude.
 func photo(b *testing.B, noise int) []byte {
 	const w, h = 4032, 3024
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
@@ -53,6 +54,7 @@ func photo(b *testing.B, noise int) []byte {
 	return buf.Bytes()
 }
 
+// clamp8 clamps to a byte.
 func clamp8(v int) uint8 { return uint8(min(max(v, 0), 255)) }
 
 func prepare12MP(b *testing.B, data []byte) *Input {
@@ -82,6 +84,7 @@ func BenchmarkNoisyImageVsPillow(b *testing.B) {
 	imageVsPillow(b, photo12MPNoisy(b), "noisy 12 MP JPEG -> 912x672 patches")
 }
 
+// imageVsPillow times PrepareBytes on data against Pillow on the same file.
 func imageVsPillow(b *testing.B, data []byte, name string) {
 	py, err := sidebyside.Python("PIL")
 	if err != nil {
