@@ -33,8 +33,10 @@ test: deps tokenizer-cache
 	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -m1 -E 'libmlxc|MLX [0-9]' || true
 	@$(MAKE) --no-print-directory screenshot
 
+# The engine's runs load large checkpoints: once each, with a long timeout.
 bench: deps tokenizer-cache
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+	$(GO) test -run '^$$' -bench . -benchtime 3x $$($(GO) list ./... | grep -v '/engine$$')
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
 
 # Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`).
 FUZZTIME ?= 60s

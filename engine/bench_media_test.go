@@ -7,11 +7,35 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"os"
+	"runtime"
 	"testing"
 
 	"perch/engine/mlx"
 	"perch/media/audio"
 )
+
+// skipSlowMLX skips MLX media benchmarks without libmlxc, and on MLX's CPU
+// backend unless PERCH_BENCH_MLX_MEDIA=1: there the E2B-sized towers take
+// tens of minutes per run (on Metal they run by default).
+func skipSlowMLX(b *testing.B) {
+	if err := mlx.Available(); err != nil {
+		b.Skip("libmlxc not found: MLX benchmarks skipped")
+	}
+	if os.Getenv("PERCH_BENCH_MLX_MEDIA") == "1" {
+		return
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m, err := mlx.New()
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	if m.Device() == "cpu" {
+		b.Skip("MLX-CPU media benchmarks skipped: the E2B-sized towers take tens of minutes there; PERCH_BENCH_MLX_MEDIA=1 runs them")
+	}
+}
 
 // benchImage is a 960x672 picture: exactly 280 soft tokens at the default budget.
 func benchImage() []byte {
@@ -56,8 +80,8 @@ func BenchmarkMediaTTFT(b *testing.B) {
 	for _, backend := range []string{BackendGo, BackendMLX} {
 		for _, c := range cases {
 			b.Run(c.name+"/"+backend, func(b *testing.B) {
-				if backend == BackendMLX && mlx.Available() != nil {
-					b.Skip("libmlxc not found: MLX benchmarks skipped")
+				if backend == BackendMLX {
+					skipSlowMLX(b)
 				}
 				e, err := Open(benchModel(b, "e2b-shaped-4bit"), Options{Backend: backend})
 				if err != nil {
