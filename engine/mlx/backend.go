@@ -34,7 +34,7 @@ type Backend struct {
 	live   []*Array // unpinned: freed by the next Sweep unless kept
 	pinned []*Array
 	epoch  uint64
-	seq    uint64 // arrays made so far
+	seq    uint64  // arrays made so far
 	slab   []Array // Arrays are carved from chunks to spare the allocator
 
 	// consts[dt] holds {0.5, 3, 0.044715, sqrt(2/pi), 1, 0} in dtype dt,
