@@ -12,9 +12,6 @@ type processorConfig struct {
 	ImageProcessor struct {
 		MaxSoftTokens int `json:"max_soft_tokens"`
 	} `json:"image_processor"`
-	FeatureExtractor struct {
-		AudioSamplesPerToken int `json:"audio_samples_per_token"`
-	} `json:"feature_extractor"`
 	AudioMsPerToken int `json:"audio_ms_per_token"`
 	AudioSeqLength  int `json:"audio_seq_length"`
 }
@@ -39,9 +36,6 @@ func loadProcessorConfig(dir string) (*processorConfig, error) {
 	}
 	if p.AudioSeqLength <= 0 {
 		p.AudioSeqLength = 750
-	}
-	if p.FeatureExtractor.AudioSamplesPerToken <= 0 {
-		p.FeatureExtractor.AudioSamplesPerToken = 640
 	}
 	return p, nil
 }
