@@ -89,8 +89,6 @@ type Request struct {
 	IgnoreEOS      bool // decode through stop tokens
 	EnableThinking bool
 	Stop           []string // extra stop strings (OpenAI "stop")
-	// ConversationID lets the engine reuse the KV prefix of the previous turn.
-	ConversationID string
 	// MaxSoftTokens is the image soft-token budget (70/140/280/560/1120); 0: model default.
 	MaxSoftTokens int
 	VideoFPS      float64 // 0: default 2
