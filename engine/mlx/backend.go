@@ -41,6 +41,17 @@ type Backend struct {
 	// made on first use (GeluTanh, Softplus) and freed by Close.
 	consts [6][6]handle
 
+	// Host-time shortcuts (fast.go).
+	fast       bool // graph shortcuts
+	compile    bool // compiled composites (decided on first use)
+	warm       int  // evaluations left that run synchronously under the JIT lock
+	fns        map[fnKey]*fnEntry
+	ropeTabs   []ropeTable       // this step's RoPE tables (Sweep drops them)
+	ropeInvs   []ropeInv         // RoPE inverse frequencies (Go memory)
+	ropeConsts map[[2]int]handle // RoPE swap indices and signs
+	theta      []float32
+	exactVals  map[float32]bool
+
 	scratchA [maxDims]int32
 	scratchB [maxDims]int32
 	args     []handle // handle lists for Eval and Concat
@@ -68,6 +79,7 @@ func New() (*Backend, error) {
 	}
 	b := &Backend{s: s, gpu: gpu}
 	b.empty = &Array{b: b, empty: true, ndim: -1, slot: -1}
+	b.initShortcuts()
 	return b, nil
 }
 
@@ -234,6 +246,9 @@ func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
 	if b.closed {
 		return
 	}
+	if since == 0 {
+		b.dropRoPETables() // a step's tables live until the next full Sweep
+	}
 	b.epoch++
 	for _, t := range keep {
 		if a := b.own(t); a != nil {
@@ -250,6 +265,7 @@ func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
 		}
 		frees = append(frees, a.h)
 		a.h = handle{}
+		frees = a.freeDerived(frees)
 	}
 	clear(b.live[n:])
 	b.live = b.live[:n]
@@ -268,11 +284,13 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
+	b.freeShortcuts()
 	hs := make([]handle, 0, len(b.live)+len(b.pinned)+len(b.consts)*len(b.consts[0]))
 	for _, set := range [][]*Array{b.live, b.pinned} {
 		for _, a := range set {
 			hs = append(hs, a.h)
 			a.h = handle{}
+			hs = a.freeDerived(hs)
 		}
 	}
 	for i := range b.consts {

@@ -5,7 +5,7 @@ package mlx
 // MLX's message (copy it before the next call on this thread).
 
 /*
-#cgo LDFLAGS: -ldl
+#cgo LDFLAGS: -ldl -lm
 #cgo noescape shim_open
 #cgo noescape shim_version
 #cgo noescape shim_default_stream
@@ -36,6 +36,7 @@ package mlx
 #cgo noescape shim_argop
 #cgo noescape shim_categorical
 #cgo noescape shim_linear
+#cgo noescape shim_transposed_weight
 #cgo noescape shim_gather_linear
 #cgo noescape shim_embedding
 #cgo noescape shim_rms_norm
@@ -43,6 +44,12 @@ package mlx
 #cgo noescape shim_rope
 #cgo noescape shim_sdpa
 #cgo noescape shim_conv
+#cgo noescape shim_rope_tables
+#cgo noescape shim_rope_inv_freqs
+#cgo noescape shim_rope_apply
+#cgo noescape shim_fn_new
+#cgo noescape shim_fn_apply
+#cgo nocallback shim_fn_traces
 #cgo noescape shim_memory
 #cgo noescape shim_load_safetensors
 #cgo noescape shim_map_iter_new
@@ -67,6 +74,7 @@ type (
 	cmsg      = *C.char
 	mapHandle = C.mx_map
 	mapIter   = C.mx_map_iter
+	closure   = C.mx_closure
 )
 
 // mlx_dtype values.
@@ -333,9 +341,15 @@ func cCategorical(logits handle, seed uint64, s stream) (handle, cmsg) {
 	return r, m
 }
 
-func cLinear(x, w, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
+func cLinear(x, w, wt, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
 	var r handle
-	m := C.shim_linear(&r, x, w, scales, biases, bias, C.int(bits), C.int(groupSize), s)
+	m := C.shim_linear(&r, x, w, wt, scales, biases, bias, C.int(bits), C.int(groupSize), s)
+	return r, m
+}
+
+func cTransposedWeight(w handle, ndim int, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_transposed_weight(&r, w, C.int(ndim), s)
 	return r, m
 }
 
@@ -383,6 +397,58 @@ func cConv(x, w handle, ndim, stride0, stride1, pad0, pad1, groups int, s stream
 	return r, m
 }
 
+const (
+	fnGeluTanh  = C.SHIM_FN_GELU_TANH
+	fnRMSNorm   = C.SHIM_FN_RMS_NORM
+	fnRoPEApply = C.SHIM_FN_ROPE_APPLY
+	fnSDPA      = C.SHIM_FN_SDPA
+)
+
+func cFastAvailable() bool { return C.shim_fast_available() != 0 }
+
+func cRoPEInvFreqs(dims int, hasBase bool, base float32, freqs handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_rope_inv_freqs(&r, C.int(dims), cbool(hasBase), C.float(base), freqs, s)
+	return r, m
+}
+
+func cRoPETables(theta []float32, t, dims int, sign handle, dt int, s stream) (cs, sn handle, m cmsg) {
+	m = C.shim_rope_tables(&cs, &sn, (*C.float)(unsafe.Pointer(unsafe.SliceData(theta))), C.int(t),
+		C.int(dims), sign, C.int(dt), s)
+	return cs, sn, m
+}
+
+func cRoPEApply(x, idx, cs, sn handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_rope_apply(&r, x, idx, cs, sn, s)
+	return r, m
+}
+
+// cFnNew compiles a composite; payload identifies it to cFnTraces.
+func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless bool, s stream) (closure, unsafe.Pointer, cmsg) {
+	var r closure
+	var p unsafe.Pointer
+	var c *C.mx_array
+	if len(consts) > 0 {
+		c = handles(consts)
+	}
+	m := C.shim_fn_new(&r, &p, C.int(kind), ints(ip[:]), (*C.float)(unsafe.Pointer(&fp[0])), c,
+		C.int(len(consts)), cbool(shapeless), s)
+	return r, p, m
+}
+
+// cFnTraces is how many times MLX traced the composite (once per new input
+// signature while compilation is active).
+func cFnTraces(payload unsafe.Pointer) int { return int(C.shim_fn_traces(payload)) }
+
+func cFnApply(f closure, in []handle) (handle, cmsg) {
+	var r handle
+	m := C.shim_fn_apply(f, handles(in), C.int(len(in)), &r)
+	return r, m
+}
+
+func cFnFree(f closure) cmsg { return C.shim_fn_free(f) }
+
 func cMemory(which int) (int64, cmsg) {
 	var n C.size_t
 	m := C.shim_memory(C.int(which), &n)
@@ -419,4 +485,4 @@ func cMapNext(it mapIter) (key string, h handle, done bool, m cmsg) {
 
 func cMapFree(mp mapHandle, it mapIter) { C.shim_map_free(mp, it) }
 
-func isNull(h handle) bool { return h.ctx == nil }
+func isNull(h handle) bool { return h.ctx == 0 }

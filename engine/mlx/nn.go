@@ -42,7 +42,11 @@ func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if !ok {
 		return b.empty
 	}
-	h, m := cLinear(hx, w, scales, biases, bias, l.Bits, l.GroupSize, b.s)
+	var wt handle
+	if b.fast && !l.Quantized() && isNull(bias) {
+		wt = b.transposed(x, l.W)
+	}
+	h, m := cLinear(hx, w, wt, scales, biases, bias, l.Bits, l.GroupSize, b.s)
 	return b.out("linear", h, m)
 }
 
@@ -93,6 +97,11 @@ func (b *Backend) RMSNorm(x, w tensor.Tensor, eps float32) tensor.Tensor {
 	if !ok1 || !ok2 {
 		return b.empty
 	}
+	if b.compile {
+		if h, ok := b.rmsNormCompiled(x, hx, hw, eps); ok {
+			return b.track(h)
+		}
+	}
 	h, m := cRMSNorm(hx, hw, eps, b.s)
 	return b.out("rms norm", h, m)
 }
@@ -122,6 +131,11 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 	hf, ok2 := b.opt("rope", freqs)
 	if !ok1 || !ok2 {
 		return b.empty
+	}
+	if b.fast && !traditional {
+		if h, ok := b.ropeFast(x, dims, base, scale, offset, freqs); ok {
+			return b.track(h)
+		}
 	}
 	h, m := cRoPE(hx, dims, traditional, isNull(hf), base, scale, offset, hf, b.s)
 	return b.out("rope", h, m)

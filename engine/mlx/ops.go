@@ -129,7 +129,7 @@ func (b *Backend) eval(op string, async bool, ts []tensor.Tensor) error {
 		}
 		hs = append(hs, h)
 	}
-	m := cEval(hs, async)
+	m := b.evalGuarded(func(async bool) cmsg { return cEval(hs, async) }, async)
 	clear(hs)
 	b.args = hs[:0]
 	if m != nil {
@@ -148,7 +148,7 @@ func (b *Backend) Float32s(t tensor.Tensor) ([]float32, error) {
 		return nil, b.err
 	}
 	out := make([]float32, tensor.Size(a))
-	if m := cReadF32(a.h, out, b.s); m != nil {
+	if m := b.evalGuarded(func(bool) cmsg { return cReadF32(a.h, out, b.s) }, false); m != nil {
 		b.failC("read float32", m)
 		return nil, b.err
 	}
@@ -165,7 +165,7 @@ func (b *Backend) Int32s(t tensor.Tensor) ([]int32, error) {
 		return nil, b.err
 	}
 	out := make([]int32, tensor.Size(a))
-	if m := cReadI32(a.h, out, b.s); m != nil {
+	if m := b.evalGuarded(func(bool) cmsg { return cReadI32(a.h, out, b.s) }, false); m != nil {
 		b.failC("read int32", m)
 		return nil, b.err
 	}
@@ -271,6 +271,11 @@ func (b *Backend) GeluTanh(x tensor.Tensor) tensor.Tensor {
 	c, ok := b.constants("gelu tanh", int(a.mdt))
 	if !ok {
 		return b.empty
+	}
+	if b.compile {
+		if h, ok := b.geluCompiled(a, c); ok {
+			return b.track(h)
+		}
 	}
 	h, m := cGeluTanh(a.h, (*[5]handle)(c[:5]), b.s)
 	return b.out("gelu tanh", h, m)

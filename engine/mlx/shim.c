@@ -3,6 +3,8 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,6 +129,25 @@ static mx_device (*p_mlx_device_new_type)(int, int);
 static int (*p_mlx_device_is_available)(bool*, mx_device);
 static int (*p_mlx_device_free)(mx_device);
 
+// Optional: what the host-time shortcuts need (the compile API, and a few
+// ops); shim_fast_available reports whether all of it resolved.
+typedef int (*fn_closure_body)(mx_vector*, const mx_vector, void*);
+#define SHIM_FAST_SYMBOLS(X)                                                         \
+	X(mx_closure, mlx_closure_new, (void))                                           \
+	X(mx_closure, mlx_closure_new_func_payload, (fn_closure_body, void*, void (*)(void*))) \
+	X(int, mlx_closure_free, (mx_closure))                                           \
+	X(int, mlx_closure_apply, (mx_vector*, mx_closure, const mx_vector))             \
+	X(int, mlx_compile, (mx_closure*, const mx_closure, bool))                       \
+	X(mx_vector, mlx_vector_array_new, (void))                                       \
+	X(int, mlx_vector_array_set_data, (mx_vector*, const A*, size_t))                \
+	X(size_t, mlx_vector_array_size, (mx_vector))                                    \
+	X(int, mlx_vector_array_get, (A*, const mx_vector, size_t))                      \
+	X(int, mlx_arange, (A*, double, double, double, int, S))                         \
+	X(int, mlx_reciprocal, (A*, A, S))                                               \
+	X(int, mlx_negative, (A*, A, S))
+SHIM_FAST_SYMBOLS(SHIM_DECLARE)
+static int fast_loaded;
+
 static fn_binary binary_ops[SHIM_NBINARY];
 static fn_unary unary_ops[SHIM_NUNARY];
 static fn_reduce reduce_ops[SHIM_NREDUCE];
@@ -172,6 +193,10 @@ const char* shim_open(const char* dep_path, const char* path) {
 	*(void**)(&p_mlx_device_new_type) = dlsym(h, "mlx_device_new_type");
 	*(void**)(&p_mlx_device_is_available) = dlsym(h, "mlx_device_is_available");
 	*(void**)(&p_mlx_device_free) = dlsym(h, "mlx_device_free");
+#define SHIM_OPTIONAL(ret, name, params) *(void**)(&p_##name) = dlsym(h, #name);
+	SHIM_FAST_SYMBOLS(SHIM_OPTIONAL)
+#define SHIM_PRESENT(ret, name, params) &&p_##name
+	fast_loaded = 1 SHIM_FAST_SYMBOLS(SHIM_PRESENT);
 
 	binary_ops[SHIM_ADD] = p_mlx_add;
 	binary_ops[SHIM_SUB] = p_mlx_subtract;
@@ -447,8 +472,10 @@ const char* shim_categorical(A* res, A logits, uint64_t seed, S s) {
 static mx_opt_int opt_int(int v) { mx_opt_int o = {v, true}; return o; }
 
 // shim_linear is mlx.nn.Linear (addmm with the bias, else x @ W.T) or
-// mlx.nn.QuantizedLinear (quantized_matmul, then + bias).
-const char* shim_linear(A* res, A x, A w, A scales, A biases, A bias, int bits,
+// mlx.nn.QuantizedLinear (quantized_matmul, then + bias). A cached wt of
+// x's rank makes x @ W.T one Matmul node (the same GEMM MLX runs after
+// flattening x's unit leading axes).
+const char* shim_linear(A* res, A x, A w, A wt, A scales, A biases, A bias, int bits,
 	int group_size, S s) {
 	const char* err;
 	if (bits != 0) {
@@ -462,14 +489,32 @@ const char* shim_linear(A* res, A x, A w, A scales, A biases, A bias, int bits,
 		p_mlx_array_free(y);
 		return err;
 	}
-	A wt = {0};
-	err = CALL(p_mlx_swapaxes(&wt, w, -1, -2, s));
+	if (wt.ctx && !bias.ctx) return CALL(p_mlx_matmul(res, x, wt, s));
+	A t = {0};
+	err = CALL(p_mlx_swapaxes(&t, w, -1, -2, s));
 	if (!err) {
-		if (bias.ctx) err = CALL(p_mlx_addmm(res, bias, x, wt, 1.0f, 1.0f, s));
-		else err = CALL(p_mlx_matmul(res, x, wt, s));
+		if (bias.ctx) err = CALL(p_mlx_addmm(res, bias, x, t, 1.0f, 1.0f, s));
+		else err = CALL(p_mlx_matmul(res, x, t, s));
 	}
-	p_mlx_array_free(wt);
+	p_mlx_array_free(t);
 	return err;
+}
+
+const char* shim_transposed_weight(A* res, A w, int ndim, S s) {
+	A t = {0};
+	const char* err = CALL(p_mlx_swapaxes(&t, w, -1, -2, s));
+	for (int i = 2; i < ndim && !err; i++) {
+		A u = {0};
+		err = CALL(p_mlx_expand_dims(&u, t, 0, s));
+		p_mlx_array_free(t);
+		t = u;
+	}
+	if (err) {
+		p_mlx_array_free(t);
+		return err;
+	}
+	*res = t;
+	return NULL;
 }
 
 // shim_gather_linear is mlx-vlm's SwitchLinear / QuantizedSwitchLinear:
@@ -500,7 +545,7 @@ const char* shim_gather_linear(A* res, A x, A w, A scales, A biases, A bias, A i
 		if (!err) {
 			p_mlx_array_free(t[1]);
 			t[1] = t[2];
-			t[2].ctx = NULL;
+			t[2].ctx = 0;
 		}
 	}
 	if (!err) err = CALL(p_mlx_squeeze_axis(res, t[1], -2, s));
@@ -594,3 +639,156 @@ void shim_map_free(mx_map m, mx_map_iter it) {
 	if (it.ctx) p_mlx_map_string_to_array_iterator_free(it);
 	if (m.ctx) p_mlx_map_string_to_array_free(m);
 }
+
+// ---- Host-time shortcuts ----
+
+int shim_fast_available(void) { return fast_loaded; }
+
+// shim_rope_inv_freqs is mlx.fast.rope's composed (CPU) inverse
+// frequencies for dims: 1/freqs, or exp(arange(0, -dims/2, -1) *
+// (log(base)/(dims/2))), float32 [dims/2].
+const char* shim_rope_inv_freqs(A* res, int dims, bool has_base, float base, A freqs, S s) {
+	int half = dims / 2;
+	A t[3] = {{0}};
+	const char* err;
+	if (!has_base) {
+		err = CALL(p_mlx_astype(&t[0], freqs, MX_FLOAT32, s));
+		if (!err) err = CALL(p_mlx_reciprocal(res, t[0], s));
+	} else {
+		last_error[0] = 0;
+		t[0] = p_mlx_array_new_float(logf(base) / (float)half);
+		err = t[0].ctx ? NULL : fail(1);
+		if (!err) err = CALL(p_mlx_arange(&t[1], 0, -half, -1, MX_FLOAT32, s));
+		if (!err) err = CALL(p_mlx_multiply(&t[2], t[1], t[0], s));
+		if (!err) err = CALL(p_mlx_exp(res, t[2], s));
+	}
+	for (int i = 0; i < 3; i++) p_mlx_array_free(t[i]);
+	return err;
+}
+
+// shim_rope_tables makes the tables of shim_rope_apply from theta [T, dims]
+// (float32, each angle twice): C = cos(theta) and S = sin(theta) * sign in
+// dtype, sign being -1 over the first half of the last axis and +1 over
+// the second.
+const char* shim_rope_tables(A* cs, A* sn, const float* theta, int T, int dims, A sign,
+	int dtype, S s) {
+	int shape[2] = {T, dims};
+	A t[2] = {{0}};
+	last_error[0] = 0;
+	A th = p_mlx_array_new_data(theta, shape, 2, MX_FLOAT32);
+	const char* err = th.ctx ? NULL : fail(1);
+	if (!err) err = CALL(p_mlx_cos(cs, th, s));
+	if (!err) err = CALL(p_mlx_sin(&t[0], th, s));
+	if (!err) err = retype(cs, dtype, s);
+	if (!err) err = retype(&t[0], dtype, s);
+	if (!err) err = CALL(p_mlx_multiply(sn, t[0], sign, s));
+	p_mlx_array_free(th);
+	for (int i = 0; i < 2; i++) p_mlx_array_free(t[i]);
+	return err;
+}
+
+// shim_rope_apply is x * C + swap(x) * S, swap(x) = x[..., idx] exchanging
+// the halves of the last axis: with the tables above it is, element for
+// element, mlx.fast.rope's half-split rotation x1*cos - x2*sin,
+// x1*sin + x2*cos (x2*(-sin) is -(x2*sin) and a + (-b) is a - b, exactly).
+const char* shim_rope_apply(A* res, A x, A idx, A cs, A sn, S s) {
+	A t[3] = {{0}};
+	const char* err = CALL(p_mlx_take_along_axis(&t[0], x, idx, -1, s));
+	if (!err) err = CALL(p_mlx_multiply(&t[1], x, cs, s));
+	if (!err) err = CALL(p_mlx_multiply(&t[2], t[0], sn, s));
+	if (!err) err = CALL(p_mlx_add(res, t[1], t[2], s));
+	for (int i = 0; i < 3; i++) p_mlx_array_free(t[i]);
+	return err;
+}
+
+// Compiled composites. A shim_fn is one composite with its static
+// parameters; its body builds the op from the closure's inputs with the
+// same mlx-c calls as the uncompiled path. mlx_compile traces the body once
+// per input signature (counted in traces) and replays the simplified graph,
+// its elementwise runs fused into single kernels.
+typedef struct {
+	int kind;
+	int traces;
+	int i[2];
+	float f[2];
+	A c[5]; // captured constants (evaluated scalars; not freed here)
+	S s;
+} shim_fn;
+
+#define SHIM_FN_MAXIN 4
+
+static const char* fn_build(const shim_fn* f, const A* x, int n, A* y) {
+	A none = {0};
+	switch (f->kind) {
+	case SHIM_FN_GELU_TANH: // x
+		return shim_gelu_tanh(y, x[0], f->c, f->s);
+	case SHIM_FN_RMS_NORM: // x [, w]; f[0] = eps
+		return CALL(p_mlx_fast_rms_norm(y, x[0], n > 1 ? x[1] : none, f->f[0], f->s));
+	case SHIM_FN_ROPE_APPLY: // x, idx, C, S
+		return shim_rope_apply(y, x[0], x[1], x[2], x[3], f->s);
+	case SHIM_FN_SDPA: // q, k, v; f[0] = scale; no mask
+		return shim_sdpa(y, x[0], x[1], x[2], f->f[0], 0, none, f->s);
+	}
+	return "unknown compiled function";
+}
+
+static int fn_body(mx_vector* res, const mx_vector in, void* payload) {
+	shim_fn* f = payload;
+	f->traces++;
+	size_t n = p_mlx_vector_array_size(in);
+	if (n == 0 || n > SHIM_FN_MAXIN) return 1;
+	A x[SHIM_FN_MAXIN] = {{0}}, y = {0};
+	const char* err = NULL;
+	for (size_t i = 0; i < n && !err; i++) err = CALL(p_mlx_vector_array_get(&x[i], in, i));
+	if (!err) err = fn_build(f, x, (int)n, &y);
+	if (!err) err = CALL(p_mlx_vector_array_set_data(res, &y, 1));
+	for (size_t i = 0; i < n; i++) p_mlx_array_free(x[i]);
+	p_mlx_array_free(y);
+	return err ? 1 : 0;
+}
+
+const char* shim_fn_new(mx_closure* res, void** payload, int kind, const int* ip,
+	const float* fp, const A* consts, int nconsts, bool shapeless, S s) {
+	res->ctx = 0;
+	*payload = NULL;
+	if (!fast_loaded) return "mlx-c lacks the compile API";
+	if (nconsts > 5) return "too many constants";
+	shim_fn* f = calloc(1, sizeof *f);
+	if (!f) return "out of memory";
+	f->kind = kind;
+	for (int i = 0; i < 2; i++) f->i[i] = ip[i], f->f[i] = fp[i];
+	for (int i = 0; i < nconsts; i++) f->c[i] = consts[i];
+	f->s = s;
+	last_error[0] = 0;
+	mx_closure raw = p_mlx_closure_new_func_payload(fn_body, f, free);
+	if (!raw.ctx) {
+		free(f);
+		return fail(1);
+	}
+	*res = p_mlx_closure_new();
+	const char* err = CALL(p_mlx_compile(res, raw, shapeless));
+	p_mlx_closure_free(raw); // the compiled closure holds the payload now
+	if (err) {
+		p_mlx_closure_free(*res);
+		res->ctx = 0;
+		return err;
+	}
+	*payload = f;
+	return NULL;
+}
+
+int shim_fn_traces(const void* payload) { return ((const shim_fn*)payload)->traces; }
+
+const char* shim_fn_apply(mx_closure f, const A* in, int n, A* out) {
+	last_error[0] = 0;
+	mx_vector v = p_mlx_vector_array_new_data(in, (size_t)n);
+	mx_vector r = p_mlx_vector_array_new();
+	const char* err = fail(p_mlx_closure_apply(&r, f, v));
+	if (!err && p_mlx_vector_array_size(r) != 1) err = "compiled function: wrong output count";
+	if (!err) err = CALL(p_mlx_vector_array_get(out, r, 0));
+	p_mlx_vector_array_free(v);
+	p_mlx_vector_array_free(r);
+	return err;
+}
+
+const char* shim_fn_free(mx_closure f) { return CALL(p_mlx_closure_free(f)); }

@@ -11,11 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Handles: one pointer each, laid out as mlx-c's structs.
-typedef struct { void* ctx; } mx_array;
-typedef struct { void* ctx; } mx_stream;
-typedef struct { void* ctx; } mx_map; // string -> array
-typedef struct { void* ctx; void* map_ctx; } mx_map_iter;
+// Handles: one pointer each, laid out (and passed) as mlx-c's structs. The
+// pointers are held as integers so that Go sees no pointers in them and
+// cgo has nothing to check when they cross.
+typedef struct { uintptr_t ctx; } mx_array;
+typedef struct { uintptr_t ctx; } mx_stream;
+typedef struct { uintptr_t ctx; } mx_map; // string -> array
+typedef struct { uintptr_t ctx; uintptr_t map_ctx; } mx_map_iter;
+typedef struct { uintptr_t ctx; } mx_closure;
 
 // mlx_dtype values (mlx-c's enum order).
 enum {
@@ -84,8 +87,13 @@ const char* shim_argop(int op, mx_array* res, mx_array a, int kth, int axis, mx_
 const char* shim_categorical(mx_array* res, mx_array logits, uint64_t seed, mx_stream s);
 
 // Neural-network ops. Null handles (ctx == NULL) mean "absent".
-const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array scales,
+// shim_linear: wt, when not null, is a cached transposed_weight(w, ndim of x)
+// of a dense w.
+const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array wt, mx_array scales,
 	mx_array biases, mx_array bias, int bits, int group_size, mx_stream s);
+// shim_transposed_weight is swapaxes(w, -1, -2) of a 2-d w, with ndim-2
+// leading unit axes.
+const char* shim_transposed_weight(mx_array* res, mx_array w, int ndim, mx_stream s);
 const char* shim_gather_linear(mx_array* res, mx_array x, mx_array w, mx_array scales,
 	mx_array biases, mx_array bias, mx_array idx, int bits, int group_size, mx_stream s);
 const char* shim_embedding(mx_array* res, mx_array w, mx_array scales, mx_array biases,
@@ -99,6 +107,27 @@ const char* shim_sdpa(mx_array* res, mx_array q, mx_array k, mx_array v, float s
 	int mask_kind, mx_array mask, mx_stream s);
 const char* shim_conv(mx_array* res, mx_array x, mx_array w, int ndim, int stride0,
 	int stride1, int pad0, int pad1, int groups, mx_stream s);
+
+// Host-time shortcuts (see fast.go). shim_fast_available reports whether
+// the optional symbols they need resolved.
+int shim_fast_available(void);
+const char* shim_rope_inv_freqs(mx_array* res, int dims, bool has_base, float base,
+	mx_array freqs, mx_stream s);
+const char* shim_rope_tables(mx_array* cs, mx_array* sn, const float* theta, int T, int dims,
+	mx_array sign, int dtype, mx_stream s);
+const char* shim_rope_apply(mx_array* res, mx_array x, mx_array idx, mx_array cs, mx_array sn,
+	mx_stream s);
+
+// Compiled composites (mlx_compile over closures of our own C functions).
+enum { SHIM_FN_GELU_TANH, SHIM_FN_RMS_NORM, SHIM_FN_ROPE_APPLY, SHIM_FN_SDPA };
+// shim_fn_new compiles composite kind with static parameters ip[2], fp[2] and
+// nconsts captured constants; payload is what shim_fn_traces reads (valid
+// while the closure lives).
+const char* shim_fn_new(mx_closure* res, void** payload, int kind, const int* iparams,
+	const float* fparams, const mx_array* consts, int nconsts, bool shapeless, mx_stream s);
+int shim_fn_traces(const void* payload);
+const char* shim_fn_apply(mx_closure f, const mx_array* in, int n, mx_array* out);
+const char* shim_fn_free(mx_closure f);
 
 // Memory and I/O.
 const char* shim_memory(int which, size_t* res);
