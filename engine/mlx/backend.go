@@ -46,9 +46,9 @@ type Backend struct {
 	compile    bool // compiled composites (decided on first use)
 	warm       int  // evaluations left that run synchronously under the JIT lock
 	fns        map[fnKey]*fnEntry
-	ropeTabs   []ropeTable       // this step's RoPE tables (Sweep drops them)
-	ropeInvs   []ropeInv         // RoPE inverse frequencies (Go memory)
-	ropeConsts map[[2]int]handle // RoPE swap indices and signs
+	ropeTabs   []ropeTable             // this step's RoPE tables (Sweep drops them)
+	ropeInvs   []ropeInv               // RoPE inverse frequencies (Go memory)
+	ropeConsts map[ropeConstKey]handle // RoPE swap indices and signs
 	theta      []float32
 	exactVals  map[float32]bool
 

@@ -47,6 +47,7 @@ package mlx
 #cgo noescape shim_rope_tables
 #cgo noescape shim_rope_inv_freqs
 #cgo noescape shim_rope_apply
+#cgo noescape shim_sdpa_unmasked
 #cgo noescape shim_fn_new
 #cgo noescape shim_fn_apply
 #cgo nocallback shim_fn_traces
@@ -421,6 +422,12 @@ func cRoPETables(theta []float32, t, dims int, sign handle, dt int, s stream) (c
 func cRoPEApply(x, idx, cs, sn handle, s stream) (handle, cmsg) {
 	var r handle
 	m := C.shim_rope_apply(&r, x, idx, cs, sn, s)
+	return r, m
+}
+
+func cSDPAUnmasked(q, k, v handle, scale float32, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_sdpa_unmasked(&r, q, k, v, C.float(scale), s)
 	return r, m
 }
 

@@ -385,9 +385,10 @@ func rows(d []int) int {
 	return n
 }
 
-// geluCompiled is GeluTanh as one fused node, or false.
+// geluCompiled is GeluTanh as one fused node for decode-sized x [B, 1, ..],
+// or false.
 func (b *Backend) geluCompiled(a *Array, c *[6]handle) (handle, bool) {
-	if fastOff[fnGeluTanh] || !b.compiled() {
+	if fastOff[fnGeluTanh] || !decodeSized(a.dims(), 1) || !b.compiled() {
 		return handle{}, false
 	}
 	if a.mdt == mxFloat32 {
@@ -397,7 +398,7 @@ func (b *Backend) geluCompiled(a *Array, c *[6]handle) (handle, bool) {
 			}
 		}
 	}
-	e := b.fn(fnKey{kind: fnGeluTanh, dt: int32(a.mdt)}, c[:5], true)
+	e := b.fn(fnKey{kind: fnGeluTanh, dt: int32(a.mdt)}, c[:5], false)
 	if e == nil {
 		return handle{}, false
 	}
@@ -419,7 +420,13 @@ func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (
 		!b.exact(float32(1/float64(d[len(d)-1]))) {
 		return handle{}, false
 	}
-	e := b.fn(fnKey{kind: fnRMSNorm, f: [2]float32{eps}}, nil, false)
+	// One closure per last axis and weighting keeps each one's list of
+	// traced signatures (which MLX scans on every call) short.
+	key := fnKey{kind: fnRMSNorm, i: [2]int32{int32(d[len(d)-1])}, f: [2]float32{eps}}
+	if !isNull(hw) {
+		key.i[1] = 1
+	}
+	e := b.fn(key, nil, false)
 	if e == nil {
 		return handle{}, false
 	}
@@ -427,6 +434,29 @@ func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (
 		return b.call(e, hx)
 	}
 	return b.call(e, hx, hw)
+}
+
+// sdpaUnmasked is attention without a mask where shim_sdpa_unmasked applies
+// (Hkv 1 or H, one dtype), or false.
+func (b *Backend) sdpaUnmasked(q, k, v tensor.Tensor, hq, hk, hv handle, scale float32) (handle, bool) {
+	qa, ka, va := b.own(q), b.own(k), b.own(v)
+	if qa == nil || ka == nil || va == nil {
+		return handle{}, false
+	}
+	qd, kd, vd := qa.dims(), ka.dims(), va.dims()
+	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || qa.mdt != ka.mdt || qa.mdt != va.mdt ||
+		kd[0] != qd[0] || vd[0] != qd[0] || kd[1] != vd[1] || kd[2] != vd[2] || kd[3] != qd[3] ||
+		kd[1] != 1 && kd[1] != qd[1] || !tensor.DType(fromMLXDType(int(qa.mdt))).IsFloat() {
+		return handle{}, false
+	}
+	h, m := cSDPAUnmasked(hq, hk, hv, scale, b.s)
+	if m != nil {
+		if !isNull(h) {
+			cFreeMany([]handle{h})
+		}
+		return handle{}, false
+	}
+	return h, true
 }
 
 // ropeFast rotates x [B, N, T, dims] (half-split, no untouched tail) with
@@ -451,7 +481,7 @@ func (b *Backend) ropeFast(x tensor.Tensor, dims int, base, scale float32, offse
 	if !ok {
 		return handle{}, false
 	}
-	idx, ok := b.ropeSwap(dims)
+	idx, ok := b.ropeSwap(d)
 	if !ok {
 		return handle{}, false
 	}
@@ -557,25 +587,39 @@ func (b *Backend) dropRoPETables() {
 	b.ropeTabs = b.ropeTabs[:0]
 }
 
-// ropeSwap returns the int32 indices [1, 1, 1, dims] that exchange the two
-// halves of the last axis (kept until Close).
-func (b *Backend) ropeSwap(dims int) (handle, bool) {
-	key := [2]int{dims, -1}
+// ropeSwap returns the int32 indices that exchange the two halves of the
+// last axis of x [B, N, T, dims]: shaped like x for a decode step (so that
+// gathering needs no broadcast), else [1, 1, 1, dims]. Kept until Close.
+func (b *Backend) ropeSwap(x []int) (handle, bool) {
+	dims := x[3]
+	shape := [4]int{1, 1, 1, dims}
+	if x[0] == 1 && x[2] == 1 && x[1] <= maxRows {
+		shape[1] = x[1]
+	}
+	key := ropeConstKey{kind: 1, shape: shape}
 	if h, ok := b.ropeConsts[key]; ok {
 		return h, true
 	}
-	idx := make([]int32, dims)
+	idx := make([]int32, shape[1]*dims)
 	for i := range idx {
-		idx[i] = int32((i + dims/2) % dims)
+		idx[i] = int32((i%dims + dims/2) % dims)
 	}
-	h, m := cFromData(unsafe.Pointer(&idx[0]), []int32{1, 1, 1, int32(dims)}, mxInt32, mxInt32, b.s)
+	h, m := cFromData(unsafe.Pointer(&idx[0]), []int32{1, int32(shape[1]), 1, int32(dims)}, mxInt32, mxInt32, b.s)
 	return b.keepRoPEConst(key, h, m)
+}
+
+// ropeConstKey names a kept RoPE constant: swap indices of a shape, or
+// signs of dims values in a dtype.
+type ropeConstKey struct {
+	kind  int
+	dt    int
+	shape [4]int
 }
 
 // ropeSign returns [-1 (dims/2 times), +1 (dims/2 times)] in dtype dt (kept
 // until Close).
 func (b *Backend) ropeSign(dims, dt int) (handle, bool) {
-	key := [2]int{dims, dt}
+	key := ropeConstKey{kind: 2, dt: dt, shape: [4]int{dims}}
 	if h, ok := b.ropeConsts[key]; ok {
 		return h, true
 	}
@@ -593,7 +637,7 @@ func (b *Backend) ropeSign(dims, dt int) (handle, bool) {
 	return b.keepRoPEConst(key, h, m)
 }
 
-func (b *Backend) keepRoPEConst(key [2]int, h handle, m cmsg) (handle, bool) {
+func (b *Backend) keepRoPEConst(key ropeConstKey, h handle, m cmsg) (handle, bool) {
 	if m != nil {
 		if !isNull(h) {
 			cFreeMany([]handle{h})
@@ -601,7 +645,7 @@ func (b *Backend) keepRoPEConst(key [2]int, h handle, m cmsg) (handle, bool) {
 		return handle{}, false
 	}
 	if b.ropeConsts == nil {
-		b.ropeConsts = map[[2]int]handle{}
+		b.ropeConsts = map[ropeConstKey]handle{}
 	}
 	b.ropeConsts[key] = h
 	return h, true

@@ -165,6 +165,11 @@ func (b *Backend) SDPA(q, k, v tensor.Tensor, scale float32, mask tensor.Mask) t
 		b.fail("sdpa", "unknown mask kind %d", mask.Kind)
 		return b.empty
 	}
+	if b.fast && mask.Kind == tensor.MaskNone {
+		if h, ok := b.sdpaUnmasked(q, k, v, hq, hk, hv, scale); ok {
+			return b.track(h)
+		}
+	}
 	h, m := cSDPA(hq, hk, hv, scale, int(mask.Kind), hm, b.s)
 	return b.out("sdpa", h, m)
 }

@@ -701,6 +701,33 @@ const char* shim_rope_apply(A* res, A x, A idx, A cs, A sn, S s) {
 	return err;
 }
 
+// shim_sdpa_unmasked is mlx.fast.scaled_dot_product_attention's composed
+// (CPU) path without a mask for q [B, H, L, D] and k, v [B, Hkv, S, D] with
+// Hkv 1 or H, all of one dtype: softmax(scale * q @ k.T) @ v. Where the
+// composed path splits H into [Hkv, H/Hkv] to broadcast k and v, the
+// matmuls here broadcast k.T and v over H directly: the same GEMM for every
+// (batch, head). A scale of 1 is skipped (q * 1 is q).
+const char* shim_sdpa_unmasked(A* res, A q, A k, A v, float scale, S s) {
+	A t[4] = {{0}};
+	const char* err = NULL;
+	A qs = q;
+	if (scale != 1.0f) {
+		err = shim_scalar(&t[0], scale, p_mlx_array_dtype(q), s);
+		if (!err) err = CALL(p_mlx_multiply(&t[1], t[0], q, s));
+		qs = t[1];
+	}
+	if (!err) err = CALL(p_mlx_swapaxes(&t[2], k, -1, -2, s));
+	if (!err) err = CALL(p_mlx_matmul(&t[3], qs, t[2], s));
+	if (!err) {
+		A sm = {0};
+		err = CALL(p_mlx_softmax_axis(&sm, t[3], -1, true, s));
+		if (!err) err = CALL(p_mlx_matmul(res, sm, v, s));
+		p_mlx_array_free(sm);
+	}
+	for (int i = 0; i < 4; i++) p_mlx_array_free(t[i]);
+	return err;
+}
+
 // Compiled composites. A shim_fn is one composite with its static
 // parameters; its body builds the op from the closure's inputs with the
 // same mlx-c calls as the uncompiled path. mlx_compile traces the body once

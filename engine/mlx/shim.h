@@ -117,6 +117,8 @@ const char* shim_rope_tables(mx_array* cs, mx_array* sn, const float* theta, int
 	mx_array sign, int dtype, mx_stream s);
 const char* shim_rope_apply(mx_array* res, mx_array x, mx_array idx, mx_array cs, mx_array sn,
 	mx_stream s);
+const char* shim_sdpa_unmasked(mx_array* res, mx_array q, mx_array k, mx_array v, float scale,
+	mx_stream s);
 
 // Compiled composites (mlx_compile over closures of our own C functions).
 enum { SHIM_FN_GELU_TANH, SHIM_FN_RMS_NORM, SHIM_FN_ROPE_APPLY, SHIM_FN_SDPA };
