@@ -50,7 +50,6 @@ type Backend struct {
 	ropeInvs   []ropeInv               // RoPE inverse frequencies (Go memory)
 	ropeConsts map[ropeConstKey]handle // RoPE swap indices and signs
 	theta      []float32
-	exactVals  map[float32]bool
 
 	scratchA [maxDims]int32
 	scratchB [maxDims]int32

@@ -50,7 +50,6 @@ package mlx
 #cgo noescape shim_sdpa_unmasked
 #cgo noescape shim_fn_new
 #cgo noescape shim_fn_apply
-#cgo nocallback shim_fn_traces
 #cgo noescape shim_memory
 #cgo noescape shim_load_safetensors
 #cgo noescape shim_map_iter_new
@@ -76,6 +75,7 @@ type (
 	mapHandle = C.mx_map
 	mapIter   = C.mx_map_iter
 	closure   = C.mx_closure
+	fnPayload = C.shim_fn
 )
 
 // mlx_dtype values.
@@ -342,9 +342,9 @@ func cCategorical(logits handle, seed uint64, s stream) (handle, cmsg) {
 	return r, m
 }
 
-func cLinear(x, w, wt, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
+func cLinear(x, w handle, wt *[2]handle, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
 	var r handle
-	m := C.shim_linear(&r, x, w, wt, scales, biases, bias, C.int(bits), C.int(groupSize), s)
+	m := C.shim_linear(&r, x, w, wt[0], wt[1], scales, biases, bias, C.int(bits), C.int(groupSize), s)
 	return r, m
 }
 
@@ -432,9 +432,9 @@ func cSDPAUnmasked(q, k, v handle, scale float32, s stream) (handle, cmsg) {
 }
 
 // cFnNew compiles a composite; payload identifies it to cFnTraces.
-func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless bool, s stream) (closure, unsafe.Pointer, cmsg) {
+func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless bool, s stream) (closure, *fnPayload, cmsg) {
 	var r closure
-	var p unsafe.Pointer
+	var p *fnPayload
 	var c *C.mx_array
 	if len(consts) > 0 {
 		c = handles(consts)
@@ -446,7 +446,8 @@ func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless boo
 
 // cFnTraces is how many times MLX traced the composite (once per new input
 // signature while compilation is active).
-func cFnTraces(payload unsafe.Pointer) int { return int(C.shim_fn_traces(payload)) }
+// (A read of C memory, not a call.)
+func cFnTraces(payload *fnPayload) int { return int(payload.traces) }
 
 func cFnApply(f closure, in []handle) (handle, cmsg) {
 	var r handle

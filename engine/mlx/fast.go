@@ -93,7 +93,7 @@ type fnKey struct {
 
 type fnEntry struct {
 	c       closure
-	payload unsafe.Pointer
+	payload *fnPayload // C memory
 	traces  int
 	ok      bool
 }
@@ -249,7 +249,10 @@ func (b *Backend) probeJIT() error {
 
 // fn returns the compiled composite for key, compiling it on first use; nil
 // when it cannot be used.
-func (b *Backend) fn(key fnKey, consts []handle, shapeless bool) *fnEntry {
+//
+// usable, when not nil, is asked once, before compiling: false leaves the
+// key unusable (the constants the composite would print, say).
+func (b *Backend) fn(key fnKey, consts []handle, shapeless bool, usable func() bool) *fnEntry {
 	if e, ok := b.fns[key]; ok {
 		if !e.ok {
 			return nil
@@ -261,6 +264,9 @@ func (b *Backend) fn(key fnKey, consts []handle, shapeless bool) *fnEntry {
 	}
 	e := &fnEntry{}
 	b.fns[key] = e
+	if usable != nil && !usable() {
+		return nil
+	}
 	if len(consts) > 0 {
 		consts = append([]handle(nil), consts...) // cgo: not a pointer into the Backend
 		// Captured constants must be evaluated arrays, which the trace
@@ -343,19 +349,6 @@ func (b *Backend) freeShortcuts() {
 	b.ropeInvs = nil
 }
 
-// exact caches printsExactly.
-func (b *Backend) exact(v float32) bool {
-	ok, seen := b.exactVals[v]
-	if !seen {
-		ok = printsExactly(v)
-		if b.exactVals == nil {
-			b.exactVals = map[float32]bool{}
-		}
-		b.exactVals[v] = ok
-	}
-	return ok
-}
-
 // printsExactly reports whether a float32 constant survives the way MLX
 // writes a fused CPU kernel's scalar constants: 7 significant digits, read
 // back as a double and narrowed. (bfloat16 and float16 values always do.)
@@ -391,14 +384,17 @@ func (b *Backend) geluCompiled(a *Array, c *[6]handle) (handle, bool) {
 	if fastOff[fnGeluTanh] || !decodeSized(a.dims(), 1) || !b.compiled() {
 		return handle{}, false
 	}
-	if a.mdt == mxFloat32 {
+	e := b.fn(fnKey{kind: fnGeluTanh, dt: int32(a.mdt)}, c[:5], false, func() bool {
+		if a.mdt != mxFloat32 {
+			return true
+		}
 		for _, v := range []float32{0.5, 3, 0.044715, float32(math.Sqrt(2 / math.Pi)), 1} {
-			if !b.exact(v) {
-				return handle{}, false
+			if !printsExactly(v) {
+				return false
 			}
 		}
-	}
-	e := b.fn(fnKey{kind: fnGeluTanh, dt: int32(a.mdt)}, c[:5], false)
+		return true
+	})
 	if e == nil {
 		return handle{}, false
 	}
@@ -416,17 +412,20 @@ func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (
 		return handle{}, false
 	}
 	d := a.dims()
-	if len(d) < 2 || d[len(d)-1] == 0 || !decodeSized(d, 1) || !b.exact(eps) ||
-		!b.exact(float32(1/float64(d[len(d)-1]))) {
+	if len(d) < 2 || d[len(d)-1] == 0 || !decodeSized(d, 1) {
 		return handle{}, false
 	}
 	// One closure per last axis and weighting keeps each one's list of
-	// traced signatures (which MLX scans on every call) short.
-	key := fnKey{kind: fnRMSNorm, i: [2]int32{int32(d[len(d)-1])}, f: [2]float32{eps}}
+	// traced signatures (which MLX scans on every call) short. Its fused
+	// kernel prints eps and 1/n (the mean's normalizer) as constants.
+	n := d[len(d)-1]
+	key := fnKey{kind: fnRMSNorm, i: [2]int32{int32(n)}, f: [2]float32{eps}}
 	if !isNull(hw) {
 		key.i[1] = 1
 	}
-	e := b.fn(key, nil, false)
+	e := b.fn(key, nil, false, func() bool {
+		return printsExactly(eps) && printsExactly(float32(1/float64(n)))
+	})
 	if e == nil {
 		return handle{}, false
 	}
@@ -486,7 +485,7 @@ func (b *Backend) ropeFast(x tensor.Tensor, dims int, base, scale float32, offse
 		return handle{}, false
 	}
 	if !fastOff[fnRoPEApply] && decodeSized(d, 2) && b.compiled() {
-		if e := b.fn(fnKey{kind: fnRoPEApply}, nil, false); e != nil {
+		if e := b.fn(fnKey{kind: fnRoPEApply}, nil, false, nil); e != nil {
 			if h, ok := b.call(e, a.h, idx, cs, sn); ok {
 				return h, true
 			}
@@ -651,28 +650,29 @@ func (b *Backend) keepRoPEConst(key ropeConstKey, h handle, m cmsg) (handle, boo
 	return h, true
 }
 
-// transposed returns the cached W.T of a pinned 2-d weight w shaped for x
-// (2-d, or 3-d with a unit batch), or a null handle. matmul(x, W.T) then is
-// one Matmul node running the GEMM that mlx.nn.Linear runs after flattening
-// x's unit leading axes.
-func (b *Backend) transposed(x, w tensor.Tensor) handle {
-	wa, xa := b.own(w), b.own(x)
-	if wa == nil || xa == nil || !wa.pinned {
-		return handle{}
+// transposed returns the cached W.T of a pinned 2-d weight w as [In, Out]
+// and [1, In, Out] (null handles for other weights); shim_linear picks the
+// one of x's rank. They are views: no memory of their own.
+func (b *Backend) transposed(w tensor.Tensor) [2]handle {
+	wa := b.own(w)
+	if wa == nil || !wa.pinned {
+		return [2]handle{}
 	}
-	xd := xa.dims()
-	if len(wa.dims()) != 2 || len(xd) < 2 || len(xd) > 3 || len(xd) == 3 && xd[0] != 1 {
-		return handle{}
-	}
-	slot := &wa.wt[len(xd)-2]
-	if isNull(*slot) {
-		h, m := cTransposedWeight(wa.h, len(xd), b.s)
-		if m != nil {
-			return handle{}
+	if isNull(wa.wt[0]) {
+		if len(wa.dims()) != 2 {
+			return [2]handle{}
 		}
-		*slot = h
+		for i := range wa.wt {
+			h, m := cTransposedWeight(wa.h, i+2, b.s)
+			if m != nil {
+				cFreeMany(wa.wt[:i])
+				wa.wt = [2]handle{}
+				return [2]handle{}
+			}
+			wa.wt[i] = h
+		}
 	}
-	return *slot
+	return wa.wt
 }
 
 // jitLock takes the cross-process lock around possible kernel builds and

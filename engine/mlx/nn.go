@@ -42,11 +42,11 @@ func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if !ok {
 		return b.empty
 	}
-	var wt handle
+	var wt [2]handle
 	if b.fast && !l.Quantized() && isNull(bias) {
-		wt = b.transposed(x, l.W)
+		wt = b.transposed(l.W)
 	}
-	h, m := cLinear(hx, w, wt, scales, biases, bias, l.Bits, l.GroupSize, b.s)
+	h, m := cLinear(hx, w, &wt, scales, biases, bias, l.Bits, l.GroupSize, b.s)
 	return b.out("linear", h, m)
 }
 

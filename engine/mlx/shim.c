@@ -472,10 +472,11 @@ const char* shim_categorical(A* res, A logits, uint64_t seed, S s) {
 static mx_opt_int opt_int(int v) { mx_opt_int o = {v, true}; return o; }
 
 // shim_linear is mlx.nn.Linear (addmm with the bias, else x @ W.T) or
-// mlx.nn.QuantizedLinear (quantized_matmul, then + bias). A cached wt of
-// x's rank makes x @ W.T one Matmul node (the same GEMM MLX runs after
-// flattening x's unit leading axes).
-const char* shim_linear(A* res, A x, A w, A wt, A scales, A biases, A bias, int bits,
+// mlx.nn.QuantizedLinear (quantized_matmul, then + bias). Cached transposes
+// of a dense W, wt2 [In, Out] and wt3 [1, In, Out] (null when absent), make
+// x @ W.T one Matmul node for a 2-d x or a 3-d x with a unit batch: the GEMM
+// MLX runs after flattening x's unit leading axes.
+const char* shim_linear(A* res, A x, A w, A wt2, A wt3, A scales, A biases, A bias, int bits,
 	int group_size, S s) {
 	const char* err;
 	if (bits != 0) {
@@ -489,7 +490,11 @@ const char* shim_linear(A* res, A x, A w, A wt, A scales, A biases, A bias, int 
 		p_mlx_array_free(y);
 		return err;
 	}
-	if (wt.ctx && !bias.ctx) return CALL(p_mlx_matmul(res, x, wt, s));
+	if (!bias.ctx && wt2.ctx && wt3.ctx) {
+		size_t nd = p_mlx_array_ndim(x);
+		if (nd == 2) return CALL(p_mlx_matmul(res, x, wt2, s));
+		if (nd == 3 && p_mlx_array_shape(x)[0] == 1) return CALL(p_mlx_matmul(res, x, wt3, s));
+	}
 	A t = {0};
 	err = CALL(p_mlx_swapaxes(&t, w, -1, -2, s));
 	if (!err) {
@@ -733,15 +738,6 @@ const char* shim_sdpa_unmasked(A* res, A q, A k, A v, float scale, S s) {
 // same mlx-c calls as the uncompiled path. mlx_compile traces the body once
 // per input signature (counted in traces) and replays the simplified graph,
 // its elementwise runs fused into single kernels.
-typedef struct {
-	int kind;
-	int traces;
-	int i[2];
-	float f[2];
-	A c[5]; // captured constants (evaluated scalars; not freed here)
-	S s;
-} shim_fn;
-
 #define SHIM_FN_MAXIN 4
 
 static const char* fn_build(const shim_fn* f, const A* x, int n, A* y) {
@@ -774,7 +770,7 @@ static int fn_body(mx_vector* res, const mx_vector in, void* payload) {
 	return err ? 1 : 0;
 }
 
-const char* shim_fn_new(mx_closure* res, void** payload, int kind, const int* ip,
+const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* ip,
 	const float* fp, const A* consts, int nconsts, bool shapeless, S s) {
 	res->ctx = 0;
 	*payload = NULL;
@@ -803,8 +799,6 @@ const char* shim_fn_new(mx_closure* res, void** payload, int kind, const int* ip
 	*payload = f;
 	return NULL;
 }
-
-int shim_fn_traces(const void* payload) { return ((const shim_fn*)payload)->traces; }
 
 const char* shim_fn_apply(mx_closure f, const A* in, int n, A* out) {
 	last_error[0] = 0;

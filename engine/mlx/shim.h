@@ -87,10 +87,10 @@ const char* shim_argop(int op, mx_array* res, mx_array a, int kth, int axis, mx_
 const char* shim_categorical(mx_array* res, mx_array logits, uint64_t seed, mx_stream s);
 
 // Neural-network ops. Null handles (ctx == NULL) mean "absent".
-// shim_linear: wt, when not null, is a cached transposed_weight(w, ndim of x)
-// of a dense w.
-const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array wt, mx_array scales,
-	mx_array biases, mx_array bias, int bits, int group_size, mx_stream s);
+// shim_linear: wt2 and wt3, when not null, are transposed_weight(w, 2) and
+// transposed_weight(w, 3) of a dense w.
+const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array wt2, mx_array wt3,
+	mx_array scales, mx_array biases, mx_array bias, int bits, int group_size, mx_stream s);
 // shim_transposed_weight is swapaxes(w, -1, -2) of a 2-d w, with ndim-2
 // leading unit axes.
 const char* shim_transposed_weight(mx_array* res, mx_array w, int ndim, mx_stream s);
@@ -122,12 +122,21 @@ const char* shim_sdpa_unmasked(mx_array* res, mx_array q, mx_array k, mx_array v
 
 // Compiled composites (mlx_compile over closures of our own C functions).
 enum { SHIM_FN_GELU_TANH, SHIM_FN_RMS_NORM, SHIM_FN_ROPE_APPLY, SHIM_FN_SDPA };
+// shim_fn is a composite's payload: kind, static parameters, captured
+// constants (evaluated scalars, owned by the caller) and how many times MLX
+// traced it (once per new input signature while compilation is active).
+typedef struct {
+	int kind;
+	int traces;
+	int i[2];
+	float f[2];
+	mx_array c[5];
+	mx_stream s;
+} shim_fn;
 // shim_fn_new compiles composite kind with static parameters ip[2], fp[2] and
-// nconsts captured constants; payload is what shim_fn_traces reads (valid
-// while the closure lives).
-const char* shim_fn_new(mx_closure* res, void** payload, int kind, const int* iparams,
+// nconsts captured constants; *payload stays valid while the closure lives.
+const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* iparams,
 	const float* fparams, const mx_array* consts, int nconsts, bool shapeless, mx_stream s);
-int shim_fn_traces(const void* payload);
 const char* shim_fn_apply(mx_closure f, const mx_array* in, int n, mx_array* out);
 const char* shim_fn_free(mx_closure f);
 
