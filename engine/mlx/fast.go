@@ -95,6 +95,7 @@ type fnEntry struct {
 	c       closure
 	payload *fnPayload // C memory
 	traces  int
+	calls   int
 	ok      bool
 }
 
@@ -293,6 +294,7 @@ func (b *Backend) call(e *fnEntry, in ...handle) (handle, bool) {
 		}
 		return handle{}, false
 	}
+	e.calls++
 	if n := cFnTraces(e.payload); n != e.traces {
 		e.traces = n
 		b.warm = warmEvals // the next evaluations may build its kernels
