@@ -84,34 +84,58 @@ type benchCase struct {
 	backend string
 	prompt  int // prompt tokens
 	steps   int // decode steps
+	// compile, when set, is PERCH_MLX_COMPILE for the run ("0": MLX's
+	// original op-by-op graphs; "1": compiled composites and shortcuts).
+	compile string
 }
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step. MLX runs of the
 // E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
-// take seconds per token.
+// take seconds per token. The tiny model runs on MLX twice, with its
+// host-time shortcuts off and on (engine/mlx/fast.go); jit_ms is the most
+// one run spent probing the C++ compiler and in evaluations that may build
+// fused CPU kernels (the first run of a process pays the probe, and the
+// first run on a machine the kernel builds).
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64},
-		{"text-tiny", BackendMLX, 64, 64},
-		{"e2b-shaped-4bit", BackendGo, 64, 16},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3},
+		{"text-tiny", BackendGo, 64, 64, ""},
+		{"text-tiny", BackendMLX, 64, 64, "0"},
+		{"text-tiny", BackendMLX, 64, 64, "1"},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, ""},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, ""},
 	}
 	for _, c := range cases {
-		b.Run(c.model+"/"+c.backend, func(b *testing.B) {
+		name := c.model + "/" + c.backend
+		switch c.compile {
+		case "0":
+			name += "/compile=off"
+		case "1":
+			name += "/compile=on"
+		}
+		b.Run(name, func(b *testing.B) {
 			if c.backend == BackendMLX {
 				if err := mlx.Available(); err != nil {
 					b.Skip("libmlxc not found: MLX benchmarks skipped")
 				}
 			}
+			if c.compile != "" {
+				b.Setenv("PERCH_MLX_COMPILE", c.compile)
+			}
 			dir := benchModel(b, c.model)
+			var jit time.Duration
 			for i := 0; i < b.N; i++ {
+				j0 := mlx.JITTime()
 				r := runBench(b, dir, c)
+				jit = max(jit, mlx.JITTime()-j0)
 				b.ReportMetric(r.load.Seconds()*1000, "load_ms")
 				b.ReportMetric(r.stats.PrefillTokS, "prefill_tok/s")
 				b.ReportMetric(r.stats.DecodeTokS, "decode_tok/s")
 				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
 				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
+			}
+			if c.backend == BackendMLX {
+				b.ReportMetric(float64(jit.Microseconds())/1000, "jit_ms")
 			}
 		})
 	}
