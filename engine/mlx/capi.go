@@ -449,9 +449,9 @@ func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless boo
 // (A read of C memory, not a call.)
 func cFnTraces(payload *fnPayload) int { return int(payload.traces) }
 
-func cFnApply(f closure, in []handle) (handle, cmsg) {
+func cFnApply(f closure, p *fnPayload, in []handle) (handle, cmsg) {
 	var r handle
-	m := C.shim_fn_apply(f, handles(in), C.int(len(in)), &r)
+	m := C.shim_fn_apply(f, p, handles(in), C.int(len(in)), &r)
 	return r, m
 }
 

@@ -58,6 +58,8 @@ const (
 	maxRows = 64
 	// maxTraces retires a composite that keeps seeing new signatures.
 	maxTraces = 256
+	// maxRoPETables bounds the tables kept between full Sweeps.
+	maxRoPETables = 32
 	// warmEvals is how many evaluations after a new trace run synchronously
 	// under the JIT lock (they may build kernels).
 	warmEvals = 8
@@ -219,7 +221,7 @@ func (b *Backend) probeJIT() error {
 	hs = append(hs, want)
 	var got [2]handle
 	for i := range got {
-		if got[i], m = cFnApply(f, []handle{x}); m != nil {
+		if got[i], m = cFnApply(f, p, []handle{x}); m != nil {
 			return errors.New(goString(m))
 		}
 		hs = append(hs, got[i])
@@ -287,7 +289,7 @@ func (b *Backend) fn(key fnKey, consts []handle, shapeless bool, usable func() b
 // call applies a compiled composite; false means it failed and the caller
 // takes the uncompiled path (which reports any error the usual way).
 func (b *Backend) call(e *fnEntry, in ...handle) (handle, bool) {
-	h, m := cFnApply(e.c, in)
+	h, m := cFnApply(e.c, e.payload, in)
 	if m != nil {
 		if !isNull(h) {
 			cFreeMany([]handle{h})
@@ -519,6 +521,9 @@ func (b *Backend) ropeTables(t, dims int, base, scale float32, offset int, freqs
 			return r.cs, r.sn, true
 		}
 	}
+	if len(b.ropeTabs) >= maxRoPETables { // no full Sweep for a while
+		b.dropRoPETables()
+	}
 	inv, ok := b.ropeInvFreqs(dims, base, freqs)
 	if !ok {
 		return handle{}, handle{}, false
@@ -527,7 +532,6 @@ func (b *Backend) ropeTables(t, dims int, base, scale float32, offset int, freqs
 	if !ok {
 		return handle{}, handle{}, false
 	}
-	half := dims / 2
 	theta := b.theta[:0]
 	for i := range t {
 		p := float32(i) + float32(offset) // arange(T) + offset
@@ -539,7 +543,6 @@ func (b *Backend) ropeTables(t, dims int, base, scale float32, offset int, freqs
 		}
 	}
 	b.theta = theta
-	_ = half
 	cs, sn, m := cRoPETables(theta, t, dims, sign, dt, b.s)
 	if m != nil {
 		cFreeMany([]handle{cs, sn})

@@ -96,6 +96,8 @@ func shortcutCases() []shortcutCase {
 		{"SDPA/mha", -1, sdpa(tensor.Float32, 0.125, []int{1, 2, 1, 16}, []int{1, 2, 5, 16})},
 		{"SDPA/bf16", -1, sdpa(tensor.BFloat16, 1, []int{1, 4, 1, 32}, []int{1, 1, 6, 32})},
 		{"SDPA/prefill", -1, sdpa(tensor.Float32, 1, []int{1, 2, 3, 16}, []int{1, 1, 4, 16})},
+		{"SDPA/mha prefill", -1, sdpa(tensor.Float32, 0.125, []int{1, 3, 7, 16}, []int{1, 3, 7, 16})},
+		{"SDPA/f16", -1, sdpa(tensor.Float16, 1, []int{1, 2, 1, 16}, []int{1, 1, 3, 16})},
 		{"SDPA/batch", -1, sdpa(tensor.Float32, 1, []int{2, 2, 1, 16}, []int{2, 1, 3, 16})},
 		{"Linear/decode", -1, linear(tensor.Float32, false, true, 1, 1, 64)},
 		{"Linear/prefill", -1, linear(tensor.Float32, false, true, 1, 5, 64)},

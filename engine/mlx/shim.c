@@ -9,7 +9,6 @@
 #include <string.h>
 
 typedef struct { void* ctx; } mx_string;
-typedef struct { void* ctx; } mx_vector;
 typedef struct { void* ctx; } mx_map_str; // string -> string
 typedef struct { void* ctx; } mx_device;
 typedef struct { int value; bool has_value; } mx_opt_int;
@@ -142,6 +141,7 @@ typedef int (*fn_closure_body)(mx_vector*, const mx_vector, void*);
 	X(int, mlx_vector_array_set_data, (mx_vector*, const A*, size_t))                \
 	X(size_t, mlx_vector_array_size, (mx_vector))                                    \
 	X(int, mlx_vector_array_get, (A*, const mx_vector, size_t))                      \
+	X(int, mlx_vector_array_append_value, (mx_vector, A))                            \
 	X(int, mlx_arange, (A*, double, double, double, int, S))                         \
 	X(int, mlx_reciprocal, (A*, A, S))                                               \
 	X(int, mlx_negative, (A*, A, S))
@@ -770,6 +770,14 @@ static int fn_body(mx_vector* res, const mx_vector in, void* payload) {
 	return err ? 1 : 0;
 }
 
+// fn_free releases a payload (when MLX drops the last copy of the closure).
+static void fn_free(void* payload) {
+	shim_fn* f = payload;
+	if (f->in.ctx) p_mlx_vector_array_free(f->in);
+	if (f->out.ctx) p_mlx_vector_array_free(f->out);
+	free(f);
+}
+
 const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* ip,
 	const float* fp, const A* consts, int nconsts, bool shapeless, S s) {
 	res->ctx = 0;
@@ -783,7 +791,7 @@ const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int*
 	for (int i = 0; i < nconsts; i++) f->c[i] = consts[i];
 	f->s = s;
 	last_error[0] = 0;
-	mx_closure raw = p_mlx_closure_new_func_payload(fn_body, f, free);
+	mx_closure raw = p_mlx_closure_new_func_payload(fn_body, f, fn_free);
 	if (!raw.ctx) {
 		free(f);
 		return fail(1);
@@ -800,15 +808,21 @@ const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int*
 	return NULL;
 }
 
-const char* shim_fn_apply(mx_closure f, const A* in, int n, A* out) {
+// shim_fn_apply calls a composite. The argument and result vectors are the
+// payload's, reused from call to call (their buffers stay allocated) and
+// emptied afterwards.
+const char* shim_fn_apply(mx_closure f, shim_fn* p, const A* in, int n, A* out) {
 	last_error[0] = 0;
-	mx_vector v = p_mlx_vector_array_new_data(in, (size_t)n);
-	mx_vector r = p_mlx_vector_array_new();
-	const char* err = fail(p_mlx_closure_apply(&r, f, v));
-	if (!err && p_mlx_vector_array_size(r) != 1) err = "compiled function: wrong output count";
-	if (!err) err = CALL(p_mlx_vector_array_get(out, r, 0));
-	p_mlx_vector_array_free(v);
-	p_mlx_vector_array_free(r);
+	if (!p->in.ctx) p->in = p_mlx_vector_array_new();
+	if (!p->out.ctx) p->out = p_mlx_vector_array_new();
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) rc = p_mlx_vector_array_append_value(p->in, in[i]);
+	const char* err = fail(rc);
+	if (!err) err = fail(p_mlx_closure_apply(&p->out, f, p->in));
+	if (!err && p_mlx_vector_array_size(p->out) != 1) err = "compiled function: wrong output count";
+	if (!err) err = CALL(p_mlx_vector_array_get(out, p->out, 0));
+	p_mlx_vector_array_set_data(&p->in, NULL, 0);
+	p_mlx_vector_array_set_data(&p->out, NULL, 0);
 	return err;
 }
 

@@ -19,6 +19,7 @@ typedef struct { uintptr_t ctx; } mx_stream;
 typedef struct { uintptr_t ctx; } mx_map; // string -> array
 typedef struct { uintptr_t ctx; uintptr_t map_ctx; } mx_map_iter;
 typedef struct { uintptr_t ctx; } mx_closure;
+typedef struct { uintptr_t ctx; } mx_vector; // of arrays
 
 // mlx_dtype values (mlx-c's enum order).
 enum {
@@ -132,12 +133,14 @@ typedef struct {
 	float f[2];
 	mx_array c[5];
 	mx_stream s;
+	mx_vector in, out; // argument and result vectors, reused
 } shim_fn;
 // shim_fn_new compiles composite kind with static parameters ip[2], fp[2] and
 // nconsts captured constants; *payload stays valid while the closure lives.
 const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* iparams,
 	const float* fparams, const mx_array* consts, int nconsts, bool shapeless, mx_stream s);
-const char* shim_fn_apply(mx_closure f, const mx_array* in, int n, mx_array* out);
+const char* shim_fn_apply(mx_closure f, shim_fn* payload, const mx_array* in, int n,
+	mx_array* out);
 const char* shim_fn_free(mx_closure f);
 
 // Memory and I/O.
