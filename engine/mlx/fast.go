@@ -3,23 +3,29 @@ package mlx
 // Host-time shortcuts on MLX's CPU stream.
 //
 // On the CPU every mx.fast op (rms_norm, rope, scaled_dot_product_attention)
-// expands into its composed fallback while the graph is recorded, so one
-// decode step of even a tiny model records hundreds of nodes, and recording
-// them is most of the host's time per step. Two kinds of shortcut cut that
-// without changing a single bit of the results:
+// expands into its composed fallback while the graph is recorded, so a
+// decode step of even the tiny model records ~1350 nodes, and recording
+// them is most of the host's time per step. Two kinds of shortcut bring
+// that under 400 without changing a single bit of the results (fast_test.go
+// checks each against MLX's own graphs):
 //
 //   - Graph shortcuts, which need nothing but MLX: Linear multiplies by a
-//     cached W.T (one Matmul node instead of four), and RoPE rotates with
-//     cos/sin tables built once per step and shared by every layer with the
-//     same parameters (x*C + swap(x)*S: the fallback's arithmetic, element
-//     for element).
+//     cached W.T (one Matmul node instead of four); RoPE rotates with cos/sin
+//     tables made once per step and shared by every layer with the same
+//     parameters (x*C + swap(x)*S, the fallback's arithmetic element for
+//     element); SDPA without a mask broadcasts k and v over the query heads
+//     instead of splitting the heads (the same GEMMs, half the nodes).
 //   - Compiled composites: mlx_compile over our own C functions (shim.c) for
-//     GeluTanh, RMSNorm, the RoPE rotation and decode-sized SDPA. MLX traces
-//     each once per input signature and replays a few nodes whose
-//     elementwise runs are fused into single kernels. On the CPU, MLX builds
-//     a fused kernel the first time it evaluates it, with the system C++
-//     compiler ("g++", into <tmp>/mlx/<version>/cpu, kept across runs): about
-//     half a second per kernel, a few dozen kernels for a model.
+//     GeluTanh, RMSNorm and the RoPE rotation on decode-sized inputs. MLX
+//     traces each once per input signature and replays a few nodes whose
+//     elementwise runs are fused into single kernels (GeluTanh: 1 node
+//     instead of 13; RMSNorm: 3 instead of 11). On the CPU, MLX builds a
+//     fused kernel the first time it evaluates it, with the system C++
+//     compiler ("g++" on PATH, into <tmp>/mlx/<version>/cpu, kept across
+//     runs): about half a second per kernel, about ten per model and dtype.
+//     Fused kernels write scalar constants with 7 significant digits, so a
+//     composite whose float32 constants would not read back exactly (an
+//     RMSNorm over 48 values: 1/48) is not compiled.
 //
 // A failed kernel build inside an asynchronous evaluation could leave MLX
 // waiting forever, so the compiler is probed once per process (a compiled
@@ -27,9 +33,10 @@ package mlx
 // before any composite is compiled, and after a composite traces a new
 // input signature the next evaluations run synchronously while holding an
 // exclusive lock (<tmp>/mlx/perch-jit.lock), so that Perch processes never
-// build the same kernel at once. If the probe fails, composites stay off;
-// if a build still fails during evaluation, the error is reported once and
-// composites are turned off for the process.
+// build the same kernel at once. If the probe fails (no g++, or compilation
+// disabled with MLX_DISABLE_COMPILE), composites stay off; if a build still
+// fails during a (synchronous) evaluation, that evaluation's error is
+// reported and composites are turned off for the process.
 //
 // PERCH_MLX_COMPILE=0 turns every shortcut off (the graphs are then the
 // original op-by-op ones), PERCH_MLX_COMPILE=graph keeps only the graph
@@ -45,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -64,9 +72,6 @@ const (
 	// under the JIT lock (they may build kernels).
 	warmEvals = 8
 )
-
-// fastOff turns single compiled composites off (benchmarks compare them).
-var fastOff = map[int]bool{}
 
 // Shortcut levels (PERCH_MLX_COMPILE).
 const (
@@ -124,7 +129,7 @@ type ropeInv struct {
 var (
 	jitOnce   sync.Once
 	jitErr    error
-	jitBroken bool // a kernel build failed during evaluation
+	jitBroken atomic.Bool // a kernel build failed during evaluation
 	jitMu     sync.Mutex
 	jitTime   time.Duration // spent in the probe and in warm evaluations
 )
@@ -178,7 +183,7 @@ func (b *Backend) compiled() bool {
 		jitErr = b.probeJIT()
 		addJITTime(time.Since(t0))
 	})
-	if jitErr != nil || jitBroken {
+	if jitErr != nil || jitBroken.Load() {
 		b.compile = false
 	}
 	return b.compile
@@ -329,7 +334,7 @@ func (b *Backend) evalGuarded(run func(async bool) cmsg, async bool) cmsg {
 	unlock()
 	addJITTime(time.Since(t0))
 	if m != nil && isJITFailure(goString(m)) {
-		jitBroken = true
+		jitBroken.Store(true)
 		b.compile = false
 	}
 	return m
@@ -385,7 +390,7 @@ func rows(d []int) int {
 // geluCompiled is GeluTanh as one fused node for decode-sized x [B, 1, ..],
 // or false.
 func (b *Backend) geluCompiled(a *Array, c *[6]handle) (handle, bool) {
-	if fastOff[fnGeluTanh] || !decodeSized(a.dims(), 1) || !b.compiled() {
+	if !decodeSized(a.dims(), 1) || !b.compiled() {
 		return handle{}, false
 	}
 	e := b.fn(fnKey{kind: fnGeluTanh, dt: int32(a.mdt)}, c[:5], false, func() bool {
@@ -408,7 +413,7 @@ func (b *Backend) geluCompiled(a *Array, c *[6]handle) (handle, bool) {
 // rmsNormCompiled is RMSNorm as three nodes (square, sum, one fused kernel)
 // for decode-sized x [B, 1, ...], or false.
 func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (handle, bool) {
-	if fastOff[fnRMSNorm] || !b.compiled() {
+	if !b.compiled() {
 		return handle{}, false
 	}
 	a := b.own(x)
@@ -488,7 +493,7 @@ func (b *Backend) ropeFast(x tensor.Tensor, dims int, base, scale float32, offse
 	if !ok {
 		return handle{}, false
 	}
-	if !fastOff[fnRoPEApply] && decodeSized(d, 2) && b.compiled() {
+	if decodeSized(d, 2) && b.compiled() {
 		if e := b.fn(fnKey{kind: fnRoPEApply}, nil, false, nil); e != nil {
 			if h, ok := b.call(e, a.h, idx, cs, sn); ok {
 				return h, true

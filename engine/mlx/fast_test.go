@@ -214,9 +214,9 @@ func TestJITFallback(t *testing.T) {
 	if err == nil {
 		t.Fatal("probe passed without g++ on PATH")
 	}
-	saved := jitBroken
-	jitBroken = true // as after a failed kernel build
-	t.Cleanup(func() { jitBroken = saved })
+	saved := jitBroken.Load()
+	jitBroken.Store(true) // as after a failed kernel build
+	t.Cleanup(func() { jitBroken.Store(saved) })
 	g := &gen{b, newRand(3)}
 	x, w := g.F(1, 1, 64), g.F(64)
 	y := b.GeluTanh(b.RMSNorm(x, w, 1e-6))
