@@ -271,7 +271,6 @@ func (s *Service) request(convID, answerID string) (engine.Request, error) {
 		Sampling:       engine.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK},
 		MaxTokens:      st.MaxTokens,
 		EnableThinking: st.Thinking,
-		ConversationID: convID,
 		MaxSoftTokens:  st.ImageTokens,
 		VideoFPS:       st.VideoFPS,
 		MaxFrames:      st.MaxFrames,
