@@ -102,20 +102,7 @@ func TestMLXMemoryBaseline(t *testing.T) {
 		t.Errorf("after a generation: active memory %d, baseline %d", got, base)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := e.Generate(ctx, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 100000, IgnoreEOS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for ev := range ch {
-		if ev.Kind == EventToken {
-			if n++; n == 5 {
-				cancel()
-			}
-		}
-	}
+	cancelAfter(t, e, 5)
 	if got := activeMemory(t, e); got != base {
 		t.Errorf("after a cancelled generation: active memory %d, baseline %d", got, base)
 	}

@@ -122,30 +122,40 @@ func TestStopsOnEOS(t *testing.T) {
 	}
 }
 
-func TestCancelStopsGeneration(t *testing.T) {
-	e := openTiny(t, "text-tiny", Options{})
+// cancelAfter starts an endless generation, cancels it after n tokens and
+// returns how many tokens arrived and the final event.
+func cancelAfter(t *testing.T, e *Engine, n int) (int, Event) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch, err := e.Generate(ctx, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 100000, IgnoreEOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	got := 0
+	var last Event
 	for ev := range ch {
 		if ev.Kind == EventToken {
-			if n++; n == 3 {
+			if got++; got == n {
 				cancel()
 			}
 		}
-		if ev.Kind == EventDone && ev.StopReason != StopCancelled {
-			t.Fatalf("done with %q after cancel", ev.StopReason)
-		}
+		last = ev
+	}
+	return got, last
+}
+
+func TestCancelStopsGeneration(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{})
+	n, last := cancelAfter(t, e, 3)
+	if last.Kind != EventDone || last.StopReason != StopCancelled {
+		t.Fatalf("ended with %+v after cancel", last)
 	}
 	if n > 50 {
 		t.Fatalf("%d tokens after cancelling at 3", n)
 	}
 	// The engine serves the next request normally.
-	ch, err = e.Generate(context.Background(), Request{PromptIDs: []int32{2, 485}, MaxTokens: 2, IgnoreEOS: true})
+	ch, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2, 485}, MaxTokens: 2, IgnoreEOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}

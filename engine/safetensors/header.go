@@ -72,16 +72,29 @@ func DTypeSize(dt string) (int, bool) {
 
 // ReadHeader opens path and parses its header.
 func ReadHeader(path string) (*File, error) {
+	f, hdr, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return hdr, nil
+}
+
+// open opens path and parses its header; the caller closes the file.
+func open(path string) (*os.File, *File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var hdr *File
+		if hdr, err = Parse(f, st.Size(), path); err == nil {
+			return f, hdr, nil
+		}
 	}
-	return Parse(f, st.Size(), path)
+	f.Close()
+	return nil, nil, err
 }
 
 // Parse reads and validates the header of a safetensors file of the given

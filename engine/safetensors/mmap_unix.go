@@ -4,7 +4,6 @@ package safetensors
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 )
 
@@ -16,23 +15,15 @@ type Mapped struct {
 
 // Map parses path's header and maps the whole file read-only.
 func Map(path string) (*Mapped, error) {
-	f, err := os.Open(path)
+	f, hdr, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	hdr, err := Parse(f, st.Size(), path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() == 0 {
+	if hdr.Size == 0 {
 		return &Mapped{File: hdr}, nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(hdr.Size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("%s: map: %w", path, err)
 	}
