@@ -40,6 +40,7 @@ var palette = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color{
 		theme.ColorNameSeparator:        rgb(0xe4e6ec),
 		theme.ColorNameForeground:       rgb(0x1f2330),
 		theme.ColorNamePlaceHolder:      rgb(0x8a90a0),
+		theme.ColorNameDisabled:         rgb(0x7d8393), // muted text (low-importance labels) must stay readable
 		theme.ColorNameSuccess:          rgb(0x2e9e6a),
 		theme.ColorNameWarning:          rgb(0xd98a1c),
 		theme.ColorNameError:            rgb(0xd64545),
@@ -61,6 +62,7 @@ var palette = map[fyne.ThemeVariant]map[fyne.ThemeColorName]color.Color{
 		theme.ColorNameSeparator:        rgb(0x30323a),
 		theme.ColorNameForeground:       rgb(0xe6e7eb),
 		theme.ColorNamePlaceHolder:      rgb(0x8c90a0),
+		theme.ColorNameDisabled:         rgb(0x8c90a0),
 		theme.ColorNameSuccess:          rgb(0x46c08a),
 		theme.ColorNameWarning:          rgb(0xf0a53a),
 		theme.ColorNameError:            rgb(0xf06a6a),
