@@ -33,7 +33,7 @@ var ImageBudgets = []int{70, 140, 280, 560, 1120}
 func DefaultSettings() Settings {
 	return Settings{
 		Temperature: 1.0, TopP: 0.95, TopK: 64, MaxTokens: 4096,
-		ImageTokens: 280, VideoFPS: 1, MaxFrames: 16,
+		ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, // the video defaults of Gemma-4's processor
 		Hotkey: DefaultHotkey, LocalAPIPort: 11435,
 	}
 }
