@@ -86,24 +86,35 @@ func TestBadInputsKeepServing(t *testing.T) {
 	}
 }
 
-// TestMLXMemoryBaseline: MLX's active memory returns to its baseline after a
-// generation and after a cancelled one (no array leaks across requests).
+// TestMLXMemoryBaseline: MLX's active memory returns to its baseline after
+// generations, sampled and greedy (compiled steps), and after a cancelled
+// one (no array leaks across requests).
 func TestMLXMemoryBaseline(t *testing.T) {
 	if !slices.Contains(testBackends(), BackendMLX) {
 		t.Skip("libmlxc not found: MLX memory test skipped")
 	}
 	e := openTiny(t, "text-tiny", Options{Backend: BackendMLX})
 	img := media(t, "vision-tiny", "image.png")
+	sampled := Request{PromptIDs: []int32{2, 485, 494, 539}, MaxTokens: 40, IgnoreEOS: true}
+	greedy := sampled
+	greedy.Sampling = Sampling{Temperature: f32(0)}
+	// round runs each kind of request, reporting active memory after each.
+	round := func(check func(what string, got int64)) {
+		run(t, e, sampled)
+		check("a sampled generation", activeMemory(t, e))
+		run(t, e, greedy)
+		check("a greedy generation", activeMemory(t, e))
+		cancelAfter(t, e, 5)
+		check("a cancelled generation", activeMemory(t, e))
+	}
+	// Warm up: MLX keeps what it builds on first use (shared tables,
+	// compiled composites and steps).
 	run(t, e, imageRequest(t, []int32{2, 123, 1016, 270}, img))
+	round(func(string, int64) {})
 	base := activeMemory(t, e)
-
-	run(t, e, Request{PromptIDs: []int32{2, 485, 494, 539}, MaxTokens: 40, IgnoreEOS: true})
-	if got := activeMemory(t, e); got != base {
-		t.Errorf("after a generation: active memory %d, baseline %d", got, base)
-	}
-
-	cancelAfter(t, e, 5)
-	if got := activeMemory(t, e); got != base {
-		t.Errorf("after a cancelled generation: active memory %d, baseline %d", got, base)
-	}
+	round(func(what string, got int64) {
+		if got != base {
+			t.Errorf("after %s: active memory %d, baseline %d", what, got, base)
+		}
+	})
 }

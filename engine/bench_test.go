@@ -85,15 +85,18 @@ type benchCase struct {
 	prompt  int // prompt tokens
 	steps   int // decode steps
 	// compile, when set, is PERCH_MLX_COMPILE for the run ("0": MLX's
-	// original op-by-op graphs; "1": compiled composites and shortcuts).
+	// original op-by-op graphs; "composites": compiled composites and graph
+	// shortcuts; "1": those and compiled decode steps).
 	compile string
 }
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step. MLX runs of the
 // E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
-// take seconds per token. The tiny model runs on MLX twice, with its
-// host-time shortcuts off and on (engine/mlx/fast.go); jit_ms is the most
+// take seconds per token. The tiny model runs on MLX three times: with its
+// host-time shortcuts off, with graph shortcuts and compiled composites
+// (engine/mlx/fast.go), and with compiled decode steps too
+// (compiledstep.go; greedy, as every run here); jit_ms is the most
 // one run spent probing the C++ compiler and in evaluations that may build
 // fused CPU kernels (the first run of a process pays the probe, and the
 // first run on a machine the kernel builds).
@@ -101,6 +104,7 @@ func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
 		{"text-tiny", BackendGo, 64, 64, ""},
 		{"text-tiny", BackendMLX, 64, 64, "0"},
+		{"text-tiny", BackendMLX, 64, 64, "composites"},
 		{"text-tiny", BackendMLX, 64, 64, "1"},
 		{"e2b-shaped-4bit", BackendGo, 64, 16, ""},
 		{"e2b-shaped-4bit", BackendMLX, 4, 3, ""},
@@ -110,6 +114,8 @@ func BenchmarkEngine(b *testing.B) {
 		switch c.compile {
 		case "0":
 			name += "/compile=off"
+		case "composites":
+			name += "/compile=composites"
 		case "1":
 			name += "/compile=on"
 		}

@@ -21,10 +21,23 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	defer sampler.Release()
 	out := e.newOutput(j)
 	pipeline := lazy(b) && !j.params.UsesHistory()
+	var compiled *stepCompiler // greedy steps replay a recorded graph where they can
+	if pipeline && sampler.Greedy() {
+		compiled = e.compiledSteps()
+	}
 
 	fed := 0
+	var stepWait time.Duration // spent evaluating inside step
 	step := func(y tensor.Tensor, history []int32) tensor.Tensor {
 		fed++
+		if compiled != nil {
+			next, _, ok := compiled.step(y, caches, sampler.Suppress())
+			stepWait += compiled.evalTime
+			if ok {
+				return next
+			}
+			compiled = nil
+		}
 		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
 		return sampler.Sample(l, history)
 	}
@@ -77,7 +90,8 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 			next = step(y, generated)
 		}
 		b.Sweep(next)
-		host += time.Since(stepStart) - wait
+		host += time.Since(stepStart) - wait - stepWait
+		stepWait = 0
 		y = next
 	}
 }

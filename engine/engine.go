@@ -75,6 +75,9 @@ type Engine struct {
 	encCache *encoderCache
 	kvElem   int // bytes per cached value
 	sess     session
+	// steps compiles greedy decode steps (compiledstep.go); nil where that
+	// is not possible.
+	steps *stepCompiler
 }
 
 // Open loads the model folder dir: tokenizer, template and configs on the
@@ -204,6 +207,9 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 		e.kvElem = 2
 	}
 	e.info.Unknown = m.Unknown
+	if lazy(b) {
+		e.prepareSteps()
+	}
 	ready <- nil
 	for j := range e.queue {
 		e.pending.Add(-1)

@@ -1,7 +1,6 @@
 package gemma4_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,49 +11,29 @@ import (
 	"perch/engine/safetensors"
 )
 
-// familyConfig derives a tiny config of each Gemma-4 family from the
-// fixture's text_config by overriding fields.
-func familyConfig(t *testing.T, over map[string]any) []byte {
+// familyConfig is the fixture's config turned into a tiny config of the
+// family name (synth.Families).
+func familyConfig(t *testing.T, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testdata, "models", "text-tiny", "config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc map[string]any
-	json.Unmarshal(raw, &doc)
-	text := doc["text_config"].(map[string]any)
-	for k, v := range over {
-		text[k] = v
+	out, err := synth.FamilyConfig(raw, name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	delete(doc, "vision_config")
-	delete(doc, "audio_config")
-	out, _ := json.Marshal(doc)
 	return out
-}
-
-var families = map[string]map[string]any{
-	// E4B: per-layer inputs and KV sharing, no double-wide MLP.
-	"e4b": {"use_double_wide_mlp": false},
-	// 12B-style unified text: K-eq-V full layers, no PLE, no sharing.
-	"12b": {"attention_k_eq_v": true, "num_global_key_value_heads": 1, "num_key_value_heads": 2,
-		"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": false},
-	// 26B-A4B: MoE (dense branch + routed experts), K-eq-V.
-	"26b-moe": {"enable_moe_block": true, "num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": 64,
-		"attention_k_eq_v": true, "num_global_key_value_heads": 1, "hidden_size_per_layer_input": 0,
-		"num_kv_shared_layers": 0, "use_double_wide_mlp": false},
-	// 31B: dense, K-eq-V with 2 global KV heads.
-	"31b": {"attention_k_eq_v": true, "num_global_key_value_heads": 2, "num_key_value_heads": 2,
-		"num_attention_heads": 4, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": false},
 }
 
 // TestFamiliesCacheConsistency: for every family, dense and 4-bit, plain and
 // fast kernels agree, and prefill n == prefill n-1 + decode 1 past the window.
 func TestFamiliesCacheConsistency(t *testing.T) {
 	seq := []int32{2, 485, 494, 539, 301, 688, 630, 971, 759, 337, 479, 537, 34, 448, 774, 125, 305, 221, 13, 21}
-	for name, over := range families {
+	for name := range synth.Families {
 		for _, bits := range []int{0, 4} {
 			dir := t.TempDir()
-			if err := synth.Write(dir, familyConfig(t, over), synth.Options{Bits: bits, Seed: 3, Scale: 0.2}); err != nil {
+			if err := synth.Write(dir, familyConfig(t, name), synth.Options{Bits: bits, Seed: 3, Scale: 0.2}); err != nil {
 				t.Fatal(err)
 			}
 			plain, fast := gocpu.New(gocpu.Options{Plain: true}), gocpu.New(gocpu.Options{})
@@ -84,7 +63,7 @@ func TestFamiliesCacheConsistency(t *testing.T) {
 // TestUnknownTensorsReported: a tensor no config field asks for is listed.
 func TestUnknownTensorsReported(t *testing.T) {
 	dir := t.TempDir()
-	if err := synth.Write(dir, familyConfig(t, families["31b"]), synth.Options{Seed: 1}); err != nil {
+	if err := synth.Write(dir, familyConfig(t, "31b"), synth.Options{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "model.safetensors")

@@ -1,6 +1,7 @@
 package gemma4
 
 import (
+	"fmt"
 	"math"
 
 	"perch/engine/kvcache"
@@ -51,12 +52,12 @@ type Router struct {
 	PerExpertScale tensor.Tensor  // [E]
 }
 
-func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, pli, k, v tensor.Tensor, offset int) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
+func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, pli, k, v tensor.Tensor, offset int, pos tensor.Tensor) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
 	b, cfg := m.b, m.Cfg
 	eps := float32(cfg.RMSNormEps)
 
 	h := b.RMSNorm(x, l.InputLayernorm, eps)
-	h, k, v, offset = l.attention(m, h, mask, cache, k, v, offset)
+	h, k, v, offset = l.attention(m, h, mask, cache, k, v, offset, pos)
 	h = b.RMSNorm(h, l.PostAttentionLayernorm, eps)
 	h = b.Add(x, h)
 
@@ -82,49 +83,78 @@ func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache
 	return b.Mul(h, l.LayerScalar), k, v, offset
 }
 
-func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, k, v tensor.Tensor, offset int) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
+// attention is the layer's self-attention; pos, when set, is the new
+// token's position as a tensor (Inputs.Position) and replaces offset.
+func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, k, v tensor.Tensor, offset int, pos tensor.Tensor) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
 	b, cfg := m.b, m.Cfg
 	a := &l.SelfAttn
 	eps := float32(cfg.RMSNormEps)
 	L := x.Shape()[1]
 	hd, nH, nKV := cfg.HeadDimOf(l.idx), cfg.NumAttentionHeads, cfg.KVHeadsOf(l.idx)
 
-	q := b.Reshape(b.Linear(x, a.QProj), 1, L, nH, hd)
+	// heads is [1, L, n*hd] -> [1, L, n, hd]; headsFirst puts heads before
+	// time, [1, n, L, hd]. For one position the two have one memory order,
+	// so a decode step reshapes straight to the latter (fewer graph nodes).
+	heads := func(t tensor.Tensor, n int) tensor.Tensor {
+		if L == 1 {
+			return b.Reshape(t, 1, n, 1, hd)
+		}
+		return b.Reshape(t, 1, L, n, hd)
+	}
+	headsFirst := func(t tensor.Tensor) tensor.Tensor {
+		if L == 1 {
+			return t
+		}
+		return b.Transpose(t, 0, 2, 1, 3)
+	}
+	q := heads(b.Linear(x, a.QProj), nH)
 	q = b.RMSNorm(q, a.QNorm, eps)
 	if a.KProj != nil {
-		k = b.Reshape(b.Linear(x, a.KProj), 1, L, nKV, hd)
+		k = heads(b.Linear(x, a.KProj), nKV)
 		if a.VProj == nil { // K-eq-V: values from the raw key projection
 			v = k
 		} else {
-			v = b.Reshape(b.Linear(x, a.VProj), 1, L, nKV, hd)
+			v = heads(b.Linear(x, a.VProj), nKV)
 		}
 		offset = 0
 		if cache != nil {
 			offset = cache.Offset()
 		}
 		k = b.RMSNorm(k, a.KNorm, eps)
-		k = m.rope(b.Transpose(k, 0, 2, 1, 3), l.full, offset)
-		v = b.Transpose(b.RMSNorm(v, nil, eps), 0, 2, 1, 3)
+		k = m.rope(headsFirst(k), l.full, offset, pos)
+		v = headsFirst(b.RMSNorm(v, nil, eps))
 		if cache != nil {
 			k, v = cache.Update(b, k, v)
 		}
 	}
-	q = m.rope(b.Transpose(q, 0, 2, 1, 3), l.full, offset)
+	q = m.rope(headsFirst(q), l.full, offset, pos)
 	o := b.SDPA(q, k, v, 1.0, mask)
-	o = b.Reshape(b.Transpose(o, 0, 2, 1, 3), 1, L, nH*hd)
+	if L == 1 {
+		o = b.Reshape(o, 1, 1, nH*hd)
+	} else {
+		o = b.Reshape(b.Transpose(o, 0, 2, 1, 3), 1, L, nH*hd)
+	}
 	return b.Linear(o, a.OProj), k, v, offset
 }
 
-func (m *Text) rope(x tensor.Tensor, full bool, offset int) tensor.Tensor {
+// rope rotates x at offset, or at pos when it is set (a tensor.Dynamic
+// backend's RoPEDynamic).
+func (m *Text) rope(x tensor.Tensor, full bool, offset int, pos tensor.Tensor) tensor.Tensor {
+	dims, base, freqs := m.Cfg.HeadDim, float32(m.Cfg.RopeParameters["sliding_attention"].RopeTheta), tensor.Tensor(nil)
 	if full {
-		rp := m.Cfg.RopeParameters["full_attention"]
+		dims, base = m.Cfg.GlobalHeadDim, float32(m.Cfg.RopeParameters["full_attention"].RopeTheta)
 		if m.fullFreqs != nil {
-			return m.b.RoPE(x, m.Cfg.GlobalHeadDim, false, 0, 1, offset, m.fullFreqs)
+			base, freqs = 0, m.fullFreqs
 		}
-		return m.b.RoPE(x, m.Cfg.GlobalHeadDim, false, float32(rp.RopeTheta), 1, offset, nil)
 	}
-	rp := m.Cfg.RopeParameters["sliding_attention"]
-	return m.b.RoPE(x, m.Cfg.HeadDim, false, float32(rp.RopeTheta), 1, offset, nil)
+	if pos != nil {
+		d, ok := m.b.(tensor.Dynamic)
+		if !ok {
+			panic(fmt.Sprintf("gemma4: a tensor position needs a tensor.Dynamic backend (%s is not)", m.b.Name()))
+		}
+		return d.RoPEDynamic(x, dims, false, base, 1, pos, freqs)
+	}
+	return m.b.RoPE(x, dims, false, base, 1, offset, freqs)
 }
 
 func (p *MLP) forward(b tensor.Backend, x tensor.Tensor) tensor.Tensor {

@@ -44,7 +44,10 @@ type Backend struct {
 	// Host-time shortcuts (fast.go).
 	fast       bool // graph shortcuts
 	compile    bool // compiled composites (decided on first use)
-	warm       int  // evaluations left that run synchronously under the JIT lock
+	steps      bool // compiled steps allowed (step.go; they also need compile)
+	stepFns    []*StepFunc
+	tracing    *traceState // set while a step's body is traced
+	warm       int         // evaluations left that run synchronously under the JIT lock
 	fns        map[fnKey]*fnEntry
 	ropeTabs   []ropeTable             // this step's RoPE tables (Sweep drops them)
 	ropeInvs   []ropeInv               // RoPE inverse frequencies (Go memory)
@@ -127,6 +130,8 @@ func (b *Backend) in(op string, t tensor.Tensor) (handle, bool) {
 		b.fail(op, "operand is the empty result of a failed op")
 	case isNull(a.h):
 		b.fail(op, "operand was freed by Sweep (pin it or pass it to keep)")
+	case b.tracing != nil:
+		return b.traceIn(a)
 	default:
 		return a.h, true
 	}
@@ -242,7 +247,7 @@ func (b *Backend) Mark() uint64 { return b.seq + 1 }
 func (b *Backend) SweepSince(mark uint64, keep ...tensor.Tensor) { b.sweep(mark, keep) }
 
 func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
-	if b.closed {
+	if b.closed || b.tracing != nil { // a trace's arrays go when it ends
 		return
 	}
 	if since == 0 {
@@ -282,6 +287,9 @@ func (b *Backend) Live() (unpinned, pinned int) { return len(b.live), len(b.pinn
 func (b *Backend) Close() error {
 	if b.closed {
 		return nil
+	}
+	for len(b.stepFns) > 0 {
+		b.stepFns[0].Close()
 	}
 	b.freeShortcuts()
 	hs := make([]handle, 0, len(b.live)+len(b.pinned)+len(b.consts)*len(b.consts[0]))
@@ -370,6 +378,11 @@ func (b *Backend) constants(op string, dt int) (*[6]handle, bool) {
 				return nil, false
 			}
 			c[i] = h
+		}
+		// Evaluated, they are plain constants (not cast nodes) to a trace.
+		if m := cEval(append([]handle(nil), c[:]...), false); m != nil {
+			b.failC(op, m)
+			return nil, false
 		}
 	}
 	return c, true

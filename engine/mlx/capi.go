@@ -48,8 +48,15 @@ package mlx
 #cgo noescape shim_rope_inv_freqs
 #cgo noescape shim_rope_apply
 #cgo noescape shim_sdpa_unmasked
+#cgo noescape shim_sdpa_masked
 #cgo noescape shim_fn_new
 #cgo noescape shim_fn_apply
+#cgo noescape shim_contiguous
+#cgo noescape shim_square
+#cgo noescape shim_slice_update_dynamic
+#cgo noescape shim_rope_dynamic
+#cgo noescape shim_vector_get
+#cgo noescape shim_vector_set
 #cgo noescape shim_memory
 #cgo noescape shim_load_safetensors
 #cgo noescape shim_map_iter_new
@@ -69,13 +76,15 @@ import (
 )
 
 type (
-	handle    = C.mx_array
-	stream    = C.mx_stream
-	cmsg      = *C.char
-	mapHandle = C.mx_map
-	mapIter   = C.mx_map_iter
-	closure   = C.mx_closure
-	fnPayload = C.shim_fn
+	handle      = C.mx_array
+	stream      = C.mx_stream
+	cmsg        = *C.char
+	mapHandle   = C.mx_map
+	mapIter     = C.mx_map_iter
+	closure     = C.mx_closure
+	fnPayload   = C.shim_fn
+	vector      = C.mx_vector
+	stepPayload = C.shim_step
 )
 
 // mlx_dtype values.
@@ -431,6 +440,12 @@ func cSDPAUnmasked(q, k, v handle, scale float32, s stream) (handle, cmsg) {
 	return r, m
 }
 
+func cSDPAMasked(q, k, v handle, scale float32, mask, minv handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_sdpa_masked(&r, q, k, v, C.float(scale), mask, minv, s)
+	return r, m
+}
+
 // cFnNew compiles a composite; payload identifies it to cFnTraces.
 func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless bool, s stream) (closure, *fnPayload, cmsg) {
 	var r closure
@@ -456,6 +471,75 @@ func cFnApply(f closure, p *fnPayload, in []handle) (handle, cmsg) {
 }
 
 func cFnFree(f closure) cmsg { return C.shim_fn_free(f) }
+
+func cStepAvailable() bool { return C.shim_step_available() != 0 }
+
+// cStepNew compiles a step whose body is the StepFunc registered as id.
+func cStepNew(id uintptr) (closure, *stepPayload, cmsg) {
+	var r closure
+	var p *stepPayload
+	m := C.shim_step_new(&r, &p, C.uintptr_t(id))
+	return r, p, m
+}
+
+// cStepApply calls a step; out receives its results (n of them, also on
+// error: the caller frees them).
+func cStepApply(f closure, p *stepPayload, in, out []handle) (int, cmsg) {
+	var n C.int
+	var pin *C.mx_array
+	if len(in) > 0 {
+		pin = handles(in)
+	}
+	m := C.shim_step_apply(f, p, pin, C.int(len(in)), handles(out), C.int(len(out)), &n)
+	return int(n), m
+}
+
+func cVectorSize(v vector) int { return int(C.shim_vector_size(v)) }
+
+func cVectorGet(v vector, i int) (handle, cmsg) {
+	var r handle
+	m := C.shim_vector_get(v, C.size_t(i), &r)
+	return r, m
+}
+
+func cVectorSet(v *vector, hs []handle) cmsg {
+	return C.shim_vector_set(v, handles(hs), C.size_t(len(hs)))
+}
+
+func cContiguous(a handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_contiguous(&r, a, s)
+	return r, m
+}
+
+func cSquare(a handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_square(&r, a, s)
+	return r, m
+}
+
+func cSliceUpdateDynamic(dst, src, start handle, axis int, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_slice_update_dynamic(&r, dst, src, start, C.int(axis), s)
+	return r, m
+}
+
+func cRoPEDynamic(x handle, dims int, traditional, hasBase bool, base, scale float32, offset, freqs handle, s stream) (handle, cmsg) {
+	var r handle
+	m := C.shim_rope_dynamic(&r, x, C.int(dims), cbool(traditional), cbool(hasBase), C.float(base),
+		C.float(scale), offset, freqs, s)
+	return r, m
+}
+
+// perchStepTrace is the body of every compiled step: MLX calls it (through
+// shim.c's step_body) with tracer inputs when it traces step id for a new
+// input signature; it sets out to the step's results and returns 0, or 1
+// on failure (the StepFunc keeps the reason).
+//
+//export perchStepTrace
+func perchStepTrace(id C.uintptr_t, in C.mx_vector, out *C.mx_vector) C.int {
+	return C.int(stepTrace(uintptr(id), in, out))
+}
 
 func cMemory(which int) (int64, cmsg) {
 	var n C.size_t

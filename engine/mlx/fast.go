@@ -77,6 +77,7 @@ const (
 const (
 	shortcutsOff = iota
 	shortcutsGraph
+	shortcutsComposites // compiled composites, no compiled steps
 	shortcutsAll
 )
 
@@ -86,6 +87,8 @@ func shortcutSetting() int {
 		return shortcutsOff
 	case "graph":
 		return shortcutsGraph
+	case "composites":
+		return shortcutsComposites
 	}
 	return shortcutsAll
 }
@@ -123,6 +126,7 @@ type ropeInv struct {
 	freqs    *Array
 	freqsSeq uint64
 	inv      []float32
+	inv2     handle // float32 [dims]: inv twice, for in-graph angles (step.go); made on first use
 }
 
 // The JIT probe runs once per process.
@@ -169,7 +173,8 @@ func (b *Backend) initShortcuts() {
 	}
 	level := shortcutSetting()
 	b.fast = level >= shortcutsGraph
-	b.compile = level >= shortcutsAll
+	b.compile = level >= shortcutsComposites
+	b.steps = level >= shortcutsAll
 }
 
 // compiled reports whether compiled composites may be used, probing the
@@ -355,6 +360,11 @@ func (b *Backend) freeShortcuts() {
 		cFreeMany([]handle{h})
 		delete(b.ropeConsts, k)
 	}
+	for _, r := range b.ropeInvs {
+		if !isNull(r.inv2) {
+			cFreeMany([]handle{r.inv2})
+		}
+	}
 	b.ropeInvs = nil
 }
 
@@ -421,7 +431,8 @@ func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (
 		return handle{}, false
 	}
 	d := a.dims()
-	if len(d) < 2 || d[len(d)-1] == 0 || !decodeSized(d, 1) {
+	// One position: [B, 1, ...], or heads first [B, H, 1, D].
+	if len(d) < 2 || d[len(d)-1] == 0 || !decodeSized(d, 1) && !(len(d) == 4 && decodeSized(d, 2)) {
 		return handle{}, false
 	}
 	// One closure per last axis and weighting keeps each one's list of
@@ -444,20 +455,71 @@ func (b *Backend) rmsNormCompiled(x tensor.Tensor, hx, hw handle, eps float32) (
 	return b.call(e, hx, hw)
 }
 
-// sdpaUnmasked is attention without a mask where shim_sdpa_unmasked applies
-// (Hkv 1 or H, one dtype), or false.
-func (b *Backend) sdpaUnmasked(q, k, v tensor.Tensor, hq, hk, hv handle, scale float32) (handle, bool) {
+// sdpaShapes reports whether q [B, H, L, D] and k, v [B, Hkv, S, D], one
+// float dtype, have Hkv 1 or H (what the broadcasting shortcuts need).
+func (b *Backend) sdpaShapes(q, k, v tensor.Tensor) (*Array, bool) {
 	qa, ka, va := b.own(q), b.own(k), b.own(v)
 	if qa == nil || ka == nil || va == nil {
-		return handle{}, false
+		return nil, false
 	}
 	qd, kd, vd := qa.dims(), ka.dims(), va.dims()
 	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || qa.mdt != ka.mdt || qa.mdt != va.mdt ||
 		kd[0] != qd[0] || vd[0] != qd[0] || kd[1] != vd[1] || kd[2] != vd[2] || kd[3] != qd[3] ||
-		kd[1] != 1 && kd[1] != qd[1] || !tensor.DType(fromMLXDType(int(qa.mdt))).IsFloat() {
+		kd[1] != 1 && kd[1] != qd[1] || !fromMLXDType(int(qa.mdt)).IsFloat() {
+		return nil, false
+	}
+	return qa, true
+}
+
+// sdpaUnmasked is attention without a mask where shim_sdpa_unmasked applies
+// (Hkv 1 or H, one dtype), or false.
+func (b *Backend) sdpaUnmasked(q, k, v tensor.Tensor, hq, hk, hv handle, scale float32) (handle, bool) {
+	if _, ok := b.sdpaShapes(q, k, v); !ok {
 		return handle{}, false
 	}
 	h, m := cSDPAUnmasked(hq, hk, hv, scale, b.s)
+	if m != nil {
+		if !isNull(h) {
+			cFreeMany([]handle{h})
+		}
+		return handle{}, false
+	}
+	return h, true
+}
+
+// sdpaMasked is attention with a bool mask where shim_sdpa_masked applies:
+// sdpaUnmasked's shapes, one query position (a decode step) and a mask
+// [S] or [1, S]; false otherwise.
+func (b *Backend) sdpaMasked(q, k, v, mask tensor.Tensor, hq, hk, hv, hm handle, scale float32) (handle, bool) {
+	qa, ka, ma := b.own(q), b.own(k), b.own(mask)
+	if qa == nil || ka == nil || ma == nil || ma.mdt != mxBool {
+		return handle{}, false
+	}
+	qd, kd, md := qa.dims(), ka.dims(), ma.dims()
+	if len(qd) != 4 || qd[2] != 1 || len(md) == 0 || len(md) > 2 || md[len(md)-1] != kd[2] ||
+		len(md) == 2 && md[0] != 1 {
+		return handle{}, false
+	}
+	var lowest float64
+	switch qa.mdt {
+	case mxFloat32:
+		lowest = -math.MaxFloat32
+	case mxBFloat16:
+		lowest = -3.3895313892515355e38 // 0xFF7F
+	case mxFloat16:
+		lowest = -65504
+	default:
+		return handle{}, false
+	}
+	if _, ok := b.sdpaShapes(q, k, v); !ok {
+		return handle{}, false
+	}
+	minv := b.Scalar(lowest, fromMLXDType(int(qa.mdt)))
+	hmin, ok := b.in("sdpa", minv)
+	if !ok {
+		return handle{}, false
+	}
+	h, m := cSDPAMasked(hq, hk, hv, scale, hm, hmin, b.s)
 	if m != nil {
 		if !isNull(h) {
 			cFreeMany([]handle{h})
@@ -561,14 +623,24 @@ func (b *Backend) ropeTables(t, dims int, base, scale float32, offset int, freqs
 // ropeInvFreqs returns the inverse frequencies of a configuration, computed
 // and read back from MLX once.
 func (b *Backend) ropeInvFreqs(dims int, base float32, freqs *Array) ([]float32, bool) {
+	r := b.ropeInvEntry(dims, base, freqs)
+	if r == nil {
+		return nil, false
+	}
+	return r.inv, true
+}
+
+// ropeInvEntry finds or makes the inverse frequencies of a configuration.
+func (b *Backend) ropeInvEntry(dims int, base float32, freqs *Array) *ropeInv {
 	var fseq uint64
 	var fh handle
 	if freqs != nil {
 		fseq, fh = freqs.seq, freqs.h
 	}
-	for _, r := range b.ropeInvs {
+	for i := range b.ropeInvs {
+		r := &b.ropeInvs[i]
 		if r.dims == dims && r.base == base && r.freqs == freqs && r.freqsSeq == fseq {
-			return r.inv, true
+			return r
 		}
 	}
 	h, m := cRoPEInvFreqs(dims, freqs == nil, base, fh, b.s)
@@ -576,16 +648,16 @@ func (b *Backend) ropeInvFreqs(dims int, base float32, freqs *Array) ([]float32,
 		if !isNull(h) {
 			cFreeMany([]handle{h})
 		}
-		return nil, false
+		return nil
 	}
 	inv := make([]float32, dims/2)
 	m = cReadF32(h, inv, b.s)
 	cFreeMany([]handle{h})
 	if m != nil {
-		return nil, false
+		return nil
 	}
 	b.ropeInvs = append(b.ropeInvs, ropeInv{dims: dims, base: base, freqs: freqs, freqsSeq: fseq, inv: inv})
-	return inv, true
+	return &b.ropeInvs[len(b.ropeInvs)-1]
 }
 
 func (b *Backend) dropRoPETables() {
@@ -680,6 +752,13 @@ func (b *Backend) transposed(w tensor.Tensor) [2]handle {
 				return [2]handle{}
 			}
 			wa.wt[i] = h
+		}
+		// Evaluated (views: no copy), they are plain arrays to a trace
+		// rather than nodes it would replay.
+		if m := cEval(wa.wt[:], false); m != nil {
+			cFreeMany(wa.wt[:])
+			wa.wt = [2]handle{}
+			return [2]handle{}
 		}
 	}
 	return wa.wt

@@ -58,6 +58,17 @@ func shortcutCases() []shortcutCase {
 			return b.SDPA(in(g, dt, 2, q...), in(g, dt, 2, kv...), in(g, dt, 2, kv...), scale, tensor.Mask{})
 		}
 	}
+	sdpaMasked := func(dt tensor.DType, scale float32, q, kv []int) func(b *Backend, g *gen) tensor.Tensor {
+		return func(b *Backend, g *gen) tensor.Tensor {
+			S := kv[2]
+			vis := make([]bool, S)
+			for i := range vis {
+				vis[i] = i%3 != 1 // some slots masked, the first visible
+			}
+			mask := b.FromBool(vis, []int{1, S})
+			return b.SDPA(in(g, dt, 2, q...), in(g, dt, 2, kv...), in(g, dt, 2, kv...), scale, tensor.Mask{Kind: tensor.MaskArray, Array: mask})
+		}
+	}
 	linear := func(dt tensor.DType, bias, pin bool, x ...int) func(b *Backend, g *gen) tensor.Tensor {
 		return func(b *Backend, g *gen) tensor.Tensor {
 			l := g.Dense(0, 24, x[len(x)-1], bias, dt)
@@ -99,6 +110,10 @@ func shortcutCases() []shortcutCase {
 		{"SDPA/mha prefill", -1, sdpa(tensor.Float32, 0.125, []int{1, 3, 7, 16}, []int{1, 3, 7, 16})},
 		{"SDPA/f16", -1, sdpa(tensor.Float16, 1, []int{1, 2, 1, 16}, []int{1, 1, 3, 16})},
 		{"SDPA/batch", -1, sdpa(tensor.Float32, 1, []int{2, 2, 1, 16}, []int{2, 1, 3, 16})},
+		{"SDPA/masked gqa", -1, sdpaMasked(tensor.Float32, 1, []int{1, 2, 1, 32}, []int{1, 1, 9, 32})},
+		{"SDPA/masked mha scaled", -1, sdpaMasked(tensor.Float32, 0.125, []int{1, 2, 1, 16}, []int{1, 2, 7, 16})},
+		{"SDPA/masked bf16", -1, sdpaMasked(tensor.BFloat16, 1, []int{1, 4, 1, 32}, []int{1, 1, 6, 32})},
+		{"SDPA/masked f16", -1, sdpaMasked(tensor.Float16, 1, []int{1, 2, 1, 16}, []int{1, 1, 5, 16})},
 		{"Linear/decode", -1, linear(tensor.Float32, false, true, 1, 1, 64)},
 		{"Linear/prefill", -1, linear(tensor.Float32, false, true, 1, 5, 64)},
 		{"Linear/2-d", -1, linear(tensor.Float32, false, true, 3, 32)},
@@ -180,7 +195,7 @@ func sameBits(got, want []float32) string {
 // TestShortcutSetting: PERCH_MLX_COMPILE picks the shortcuts.
 func TestShortcutSetting(t *testing.T) {
 	for _, c := range []struct{ env, want string }{
-		{"0", "off"}, {"off", "off"}, {"graph", "graph"}, {"1", "compiled"}, {"", "compiled"},
+		{"0", "off"}, {"off", "off"}, {"graph", "graph"}, {"composites", "compiled"}, {"1", "compiled"}, {"", "compiled"},
 	} {
 		t.Setenv("PERCH_MLX_COMPILE", c.env)
 		b := newBackend(t)
@@ -196,6 +211,9 @@ func TestShortcutSetting(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("PERCH_MLX_COMPILE=%q: shortcuts %q, want %q", c.env, got, c.want)
+		}
+		if want := c.want == "compiled" && c.env != "composites"; b.steps != want {
+			t.Errorf("PERCH_MLX_COMPILE=%q: compiled steps allowed %v, want %v", c.env, b.steps, want)
 		}
 	}
 }

@@ -148,6 +148,15 @@ typedef int (*fn_closure_body)(mx_vector*, const mx_vector, void*);
 SHIM_FAST_SYMBOLS(SHIM_DECLARE)
 static int fast_loaded;
 
+// Optional: what compiled decode steps need besides the above (step.go);
+// shim_step_available reports whether it resolved.
+#define SHIM_STEP_SYMBOLS(X)                                                         \
+	X(int, mlx_slice_update_dynamic, (A*, A, A, A, const int*, size_t, S))           \
+	X(int, mlx_fast_rope_dynamic, (A*, A, int, bool, mx_opt_float, float, A, A, S))  \
+	X(int, mlx_square, (A*, A, S))
+SHIM_STEP_SYMBOLS(SHIM_DECLARE)
+static int step_loaded;
+
 static fn_binary binary_ops[SHIM_NBINARY];
 static fn_unary unary_ops[SHIM_NUNARY];
 static fn_reduce reduce_ops[SHIM_NREDUCE];
@@ -197,6 +206,8 @@ const char* shim_open(const char* dep_path, const char* path) {
 	SHIM_FAST_SYMBOLS(SHIM_OPTIONAL)
 #define SHIM_PRESENT(ret, name, params) &&p_##name
 	fast_loaded = 1 SHIM_FAST_SYMBOLS(SHIM_PRESENT);
+	SHIM_STEP_SYMBOLS(SHIM_OPTIONAL)
+	step_loaded = fast_loaded SHIM_STEP_SYMBOLS(SHIM_PRESENT);
 
 	binary_ops[SHIM_ADD] = p_mlx_add;
 	binary_ops[SHIM_SUB] = p_mlx_subtract;
@@ -733,6 +744,31 @@ const char* shim_sdpa_unmasked(A* res, A q, A k, A v, float scale, S s) {
 	return err;
 }
 
+// shim_sdpa_masked is shim_sdpa_unmasked with a bool mask (true: visible)
+// broadcast over the scores [B, H, L, S]: masked scores become minv, the
+// dtype's lowest finite value, as in the composed path.
+const char* shim_sdpa_masked(A* res, A q, A k, A v, float scale, A mask, A minv, S s) {
+	A t[5] = {{0}};
+	const char* err = NULL;
+	A qs = q;
+	if (scale != 1.0f) {
+		err = shim_scalar(&t[0], scale, p_mlx_array_dtype(q), s);
+		if (!err) err = CALL(p_mlx_multiply(&t[1], t[0], q, s));
+		qs = t[1];
+	}
+	if (!err) err = CALL(p_mlx_swapaxes(&t[2], k, -1, -2, s));
+	if (!err) err = CALL(p_mlx_matmul(&t[3], qs, t[2], s));
+	if (!err) err = CALL(p_mlx_where(&t[4], mask, t[3], minv, s));
+	if (!err) {
+		A sm = {0};
+		err = CALL(p_mlx_softmax_axis(&sm, t[4], -1, true, s));
+		if (!err) err = CALL(p_mlx_matmul(res, sm, v, s));
+		p_mlx_array_free(sm);
+	}
+	for (int i = 0; i < 5; i++) p_mlx_array_free(t[i]);
+	return err;
+}
+
 // Compiled composites. A shim_fn is one composite with its static
 // parameters; its body builds the op from the closure's inputs with the
 // same mlx-c calls as the uncompiled path. mlx_compile traces the body once
@@ -827,3 +863,101 @@ const char* shim_fn_apply(mx_closure f, shim_fn* p, const A* in, int n, A* out) 
 }
 
 const char* shim_fn_free(mx_closure f) { return CALL(p_mlx_closure_free(f)); }
+
+// ---- Compiled steps (step.go) ----
+//
+// A step is an mlx_compile'd closure whose body is Go code: MLX calls
+// step_body when it traces the closure for a new input signature, and
+// step_body hands the tracer inputs to the exported Go function
+// perchStepTrace, which records the step with the ordinary ops and sets the
+// results. Replays never reach Go.
+#include "_cgo_export.h"
+
+int shim_step_available(void) { return step_loaded; }
+
+static int step_body(mx_vector* res, const mx_vector in, void* payload) {
+	shim_step* p = payload;
+	return perchStepTrace(p->id, in, res);
+}
+
+static void step_free(void* payload) {
+	shim_step* p = payload;
+	if (p->in.ctx) p_mlx_vector_array_free(p->in);
+	if (p->out.ctx) p_mlx_vector_array_free(p->out);
+	free(p);
+}
+
+const char* shim_step_new(mx_closure* res, shim_step** payload, uintptr_t id) {
+	res->ctx = 0;
+	*payload = NULL;
+	if (!step_loaded) return "mlx-c lacks the compile API";
+	shim_step* p = calloc(1, sizeof *p);
+	if (!p) return "out of memory";
+	p->id = id;
+	last_error[0] = 0;
+	mx_closure raw = p_mlx_closure_new_func_payload(step_body, p, step_free);
+	if (!raw.ctx) {
+		free(p);
+		return fail(1);
+	}
+	*res = p_mlx_closure_new();
+	const char* err = CALL(p_mlx_compile(res, raw, false));
+	p_mlx_closure_free(raw); // the compiled closure holds the payload now
+	if (err) {
+		p_mlx_closure_free(*res);
+		res->ctx = 0;
+		return err;
+	}
+	*payload = p;
+	return NULL;
+}
+
+// shim_step_apply calls a step with n inputs and writes up to cap results
+// to out (*nout: how many it returned). The argument and result vectors
+// are the payload's, reused and emptied afterwards.
+const char* shim_step_apply(mx_closure f, shim_step* p, const A* in, int n, A* out, int cap,
+	int* nout) {
+	*nout = 0;
+	last_error[0] = 0;
+	if (!p->in.ctx) p->in = p_mlx_vector_array_new();
+	if (!p->out.ctx) p->out = p_mlx_vector_array_new();
+	int rc = p_mlx_vector_array_set_data(&p->in, in, (size_t)n);
+	const char* err = fail(rc);
+	if (!err) err = fail(p_mlx_closure_apply(&p->out, f, p->in));
+	size_t got = err ? 0 : p_mlx_vector_array_size(p->out);
+	if (!err && got > (size_t)cap) err = "compiled step: too many results";
+	for (size_t i = 0; i < got && !err; i++) {
+		err = CALL(p_mlx_vector_array_get(&out[i], p->out, i));
+		if (!err) *nout = (int)i + 1;
+	}
+	p_mlx_vector_array_set_data(&p->in, NULL, 0);
+	p_mlx_vector_array_set_data(&p->out, NULL, 0);
+	return err;
+}
+
+size_t shim_vector_size(mx_vector v) { return p_mlx_vector_array_size(v); }
+
+const char* shim_vector_get(mx_vector v, size_t i, A* res) {
+	return CALL(p_mlx_vector_array_get(res, v, i));
+}
+
+const char* shim_vector_set(mx_vector* v, const A* arrs, size_t n) {
+	return CALL(p_mlx_vector_array_set_data(v, arrs, n));
+}
+
+// shim_contiguous is a Contiguous node over a: the compiler neither fuses
+// it nor folds it away, so a scalar behind it reaches a fused kernel as a
+// value read from memory instead of a printed constant.
+const char* shim_contiguous(A* res, A a, S s) { return CALL(p_mlx_contiguous(res, a, false, s)); }
+
+const char* shim_square(A* res, A a, S s) { return CALL(p_mlx_square(res, a, s)); }
+
+const char* shim_slice_update_dynamic(A* res, A dst, A src, A start, int axis, S s) {
+	return CALL(p_mlx_slice_update_dynamic(res, dst, src, start, &axis, 1, s));
+}
+
+const char* shim_rope_dynamic(A* res, A x, int dims, bool traditional, bool has_base, float base,
+	float scale, A offset, A freqs, S s) {
+	mx_opt_float b = {base, has_base};
+	return CALL(p_mlx_fast_rope_dynamic(res, x, dims, traditional, b, scale, offset, freqs, s));
+}

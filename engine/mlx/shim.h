@@ -120,6 +120,8 @@ const char* shim_rope_apply(mx_array* res, mx_array x, mx_array idx, mx_array cs
 	mx_stream s);
 const char* shim_sdpa_unmasked(mx_array* res, mx_array q, mx_array k, mx_array v, float scale,
 	mx_stream s);
+const char* shim_sdpa_masked(mx_array* res, mx_array q, mx_array k, mx_array v, float scale,
+	mx_array mask, mx_array minv, mx_stream s);
 
 // Compiled composites (mlx_compile over closures of our own C functions).
 enum { SHIM_FN_GELU_TANH, SHIM_FN_RMS_NORM, SHIM_FN_ROPE_APPLY, SHIM_FN_SDPA };
@@ -142,6 +144,26 @@ const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int*
 const char* shim_fn_apply(mx_closure f, shim_fn* payload, const mx_array* in, int n,
 	mx_array* out);
 const char* shim_fn_free(mx_closure f);
+
+// Compiled steps (step.go): mlx_compile over a closure whose body is Go
+// code (the exported perchStepTrace), called when MLX traces it.
+int shim_step_available(void);
+typedef struct {
+	uintptr_t id; // the Go StepFunc
+	mx_vector in, out; // argument and result vectors, reused
+} shim_step;
+const char* shim_step_new(mx_closure* res, shim_step** payload, uintptr_t id);
+const char* shim_step_apply(mx_closure f, shim_step* payload, const mx_array* in, int n,
+	mx_array* out, int cap, int* nout);
+size_t shim_vector_size(mx_vector v);
+const char* shim_vector_get(mx_vector v, size_t i, mx_array* res);
+const char* shim_vector_set(mx_vector* v, const mx_array* arrs, size_t n);
+const char* shim_contiguous(mx_array* res, mx_array a, mx_stream s);
+const char* shim_square(mx_array* res, mx_array a, mx_stream s);
+const char* shim_slice_update_dynamic(mx_array* res, mx_array dst, mx_array src, mx_array start,
+	int axis, mx_stream s);
+const char* shim_rope_dynamic(mx_array* res, mx_array x, int dims, bool traditional,
+	bool has_base, float base, float scale, mx_array offset, mx_array freqs, mx_stream s);
 
 // Memory and I/O.
 const char* shim_memory(int which, size_t* res);

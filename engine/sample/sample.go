@@ -76,15 +76,37 @@ func (s *Sampler) Release() {
 	}
 }
 
+// Suppress is the bool [V] mask of ids never drawn (nil: none).
+func (s *Sampler) Suppress() tensor.Tensor { return s.suppress }
+
+// Greedy reports whether Sample is Greedy (temperature 0, no repetition
+// penalty).
+func (s *Sampler) Greedy() bool { return s.p.Temperature == 0 && !s.p.UsesHistory() }
+
+// Greedy is Sample at temperature 0 without a repetition penalty: the
+// argmax of logits [.., V] (the last position) in float32, never picking
+// an id of suppress (bool [V], or nil); int32 [1]. A compiled decode step
+// records it with the model.
+func Greedy(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) tensor.Tensor {
+	x, _ := prepare(b, logits, suppress, vocab)
+	return b.Reshape(b.Argmax(x, -1), 1)
+}
+
+// prepare is logits as float32 [1, V] with suppressed ids at -Inf, and -Inf.
+func prepare(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) (x, negInf tensor.Tensor) {
+	x = b.AsType(b.Reshape(logits, 1, vocab), tensor.Float32)
+	negInf = b.Scalar(math.Inf(-1), tensor.Float32)
+	if suppress != nil {
+		x = b.Where(suppress, negInf, x)
+	}
+	return x, negInf
+}
+
 // Sample takes logits [.., V] (the last position) and returns int32 [1];
 // recent are the latest known tokens for the repetition penalty.
 func (s *Sampler) Sample(logits tensor.Tensor, recent []int32) tensor.Tensor {
 	b := s.b
-	x := b.AsType(b.Reshape(logits, 1, s.vocab), tensor.Float32)
-	negInf := b.Scalar(math.Inf(-1), tensor.Float32)
-	if s.suppress != nil {
-		x = b.Where(s.suppress, negInf, x)
-	}
+	x, negInf := prepare(b, logits, s.suppress, s.vocab)
 	if s.p.UsesHistory() && len(recent) > 0 {
 		x = s.penalize(x, recent)
 	}
