@@ -40,7 +40,8 @@ package mlx
 //
 // PERCH_MLX_COMPILE=0 turns every shortcut off (the graphs are then the
 // original op-by-op ones), PERCH_MLX_COMPILE=graph keeps only the graph
-// shortcuts. The GPU stream never uses them: there the fast ops are single
+// shortcuts, PERCH_MLX_COMPILE=composites keeps compiled composites but no
+// compiled decode steps (step.go). The GPU stream never uses them: there the fast ops are single
 // kernels already.
 
 import (
