@@ -552,11 +552,18 @@ func (b *Backend) ropeFast(x tensor.Tensor, dims int, base, scale float32, offse
 	if !ok {
 		return handle{}, false
 	}
-	idx, ok := b.ropeSwap(d)
+	return b.ropeRotate(a, cs, sn, decodeSized(d, 2) && b.compiled())
+}
+
+// ropeRotate rotates a with the tables C and S, as a compiled composite
+// when composite is set and it can be; false means the caller takes
+// mlx.fast.rope.
+func (b *Backend) ropeRotate(a *Array, cs, sn handle, composite bool) (handle, bool) {
+	idx, ok := b.ropeSwap(a.dims())
 	if !ok {
 		return handle{}, false
 	}
-	if decodeSized(d, 2) && b.compiled() {
+	if composite {
 		if e := b.fn(fnKey{kind: fnRoPEApply}, nil, false, nil); e != nil {
 			if h, ok := b.call(e, a.h, idx, cs, sn); ok {
 				return h, true

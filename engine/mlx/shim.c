@@ -814,6 +814,20 @@ static void fn_free(void* payload) {
 	free(f);
 }
 
+// compile_closure sets *res to the compiled raw and frees raw (the compiled
+// closure holds raw's payload from then on; on failure the payload is freed
+// with raw).
+static const char* compile_closure(mx_closure* res, mx_closure raw, bool shapeless) {
+	*res = p_mlx_closure_new();
+	const char* err = CALL(p_mlx_compile(res, raw, shapeless));
+	p_mlx_closure_free(raw);
+	if (err) {
+		p_mlx_closure_free(*res);
+		res->ctx = 0;
+	}
+	return err;
+}
+
 const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* ip,
 	const float* fp, const A* consts, int nconsts, bool shapeless, S s) {
 	res->ctx = 0;
@@ -832,16 +846,9 @@ const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int*
 		free(f);
 		return fail(1);
 	}
-	*res = p_mlx_closure_new();
-	const char* err = CALL(p_mlx_compile(res, raw, shapeless));
-	p_mlx_closure_free(raw); // the compiled closure holds the payload now
-	if (err) {
-		p_mlx_closure_free(*res);
-		res->ctx = 0;
-		return err;
-	}
-	*payload = f;
-	return NULL;
+	const char* err = compile_closure(res, raw, shapeless);
+	if (!err) *payload = f;
+	return err;
 }
 
 // shim_fn_apply calls a composite. The argument and result vectors are the
@@ -900,16 +907,9 @@ const char* shim_step_new(mx_closure* res, shim_step** payload, uintptr_t id) {
 		free(p);
 		return fail(1);
 	}
-	*res = p_mlx_closure_new();
-	const char* err = CALL(p_mlx_compile(res, raw, false));
-	p_mlx_closure_free(raw); // the compiled closure holds the payload now
-	if (err) {
-		p_mlx_closure_free(*res);
-		res->ctx = 0;
-		return err;
-	}
-	*payload = p;
-	return NULL;
+	const char* err = compile_closure(res, raw, false);
+	if (!err) *payload = p;
+	return err;
 }
 
 // shim_step_apply calls a step with n inputs and writes up to cap results

@@ -537,18 +537,7 @@ func (b *Backend) ropeDynamicFast(x tensor.Tensor, dims int, base, scale float32
 	if !ok {
 		return handle{}, false
 	}
-	idx, ok := b.ropeSwap(d)
-	if !ok {
-		return handle{}, false
-	}
-	h, m := cRoPEApply(a.h, idx, cs, sn, b.s)
-	if m != nil {
-		if !isNull(h) {
-			cFreeMany([]handle{h})
-		}
-		return handle{}, false
-	}
-	return h, true
+	return b.ropeRotate(a, cs, sn, false)
 }
 
 // ropeDynamicTables returns C and S [dims] for one position given as a
