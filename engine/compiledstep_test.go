@@ -54,7 +54,7 @@ func decodeDirect(t *testing.T, b *mlx.Backend, m *gemma4.Model, s *stepCompiler
 			l = m.Text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
 			y = sample.Greedy(b, l, suppress, V)
 		}
-		if err := b.Eval(append(cacheState(caches), y, l)...); err != nil {
+		if err := b.Eval(append(kvcache.States(caches), y, l)...); err != nil {
 			t.Fatal(err)
 		}
 		id, err := b.Int32s(y)
@@ -67,7 +67,7 @@ func decodeDirect(t *testing.T, b *mlx.Backend, m *gemma4.Model, s *stepCompiler
 		}
 		r.ids = append(r.ids, id[0])
 		r.logits = append(r.logits, v)
-		b.Sweep(append(cacheState(caches), y, suppress)...)
+		b.Sweep(append(kvcache.States(caches), y, suppress)...)
 	}
 	return r
 }

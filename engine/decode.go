@@ -55,7 +55,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if pipeline && n+1 < j.maxTok {
 			next = step(y, nil)
 			w := time.Now()
-			if err := b.AsyncEval(append(cacheState(caches), next)...); err != nil {
+			if err := b.AsyncEval(append(kvcache.States(caches), next)...); err != nil {
 				return "", fed, err
 			}
 			wait += time.Since(w)

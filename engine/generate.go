@@ -251,24 +251,14 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, f
 			in.PLEIDs = b.FromInt32(j.lay.pleIDs[start:end], []int{1, end - start})
 		}
 		logits = text.Forward(in, caches)
-		keep := append(cacheState(caches), logits)
+		keep := append(kvcache.States(caches), logits)
 		if err := b.Eval(keep...); err != nil {
 			return nil, fmt.Errorf("prefill: %w", err)
 		}
-		b.Sweep(append(cacheState(caches), logits, embeds)...)
+		b.Sweep(append(kvcache.States(caches), logits, embeds)...)
 		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end-from) / float64(len(j.prompt)-from)}) {
 			return nil, j.ctx.Err()
 		}
 	}
 	return logits, nil
-}
-
-func cacheState(caches []kvcache.Cache) []tensor.Tensor {
-	var out []tensor.Tensor
-	for _, c := range caches {
-		if c != nil {
-			out = append(out, c.State()...)
-		}
-	}
-	return out
 }

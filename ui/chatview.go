@@ -205,16 +205,7 @@ func (v *chatView) track(mv *messageView, cancel context.CancelFunc) func(answer
 	v.comp.setBusy(true)
 	return func(acc answerSoFar) {
 		atBottom := v.nearBottom()
-		m := mv.msg
-		m.Text, m.Thinking = acc.Text, acc.Thinking
-		if acc.Done {
-			m.State, m.Stats = acc.State, acc.Stats
-			if acc.Err != nil {
-				m.Err = acc.Err.Error()
-			}
-		}
-		mv.update(m)
-		mv.setStatus(acc.Status)
+		mv.apply(acc)
 		if acc.Done && v.live == mv {
 			v.live, v.cancel = nil, nil
 			v.comp.setBusy(false)

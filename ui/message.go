@@ -115,6 +115,21 @@ func (v *messageView) setStatus(s string) {
 	v.status.Show()
 }
 
+// apply shows the answer so far: its text, and once done its state,
+// statistics and error; then its status line.
+func (v *messageView) apply(acc answerSoFar) {
+	m := v.msg
+	m.Text, m.Thinking = acc.Text, acc.Thinking
+	if acc.Done {
+		m.State, m.Stats = acc.State, acc.Stats
+		if acc.Err != nil {
+			m.Err = acc.Err.Error()
+		}
+	}
+	v.update(m)
+	v.setStatus(acc.Status)
+}
+
 func (v *messageView) renderBody(text string) {
 	segs := splitMarkdown(text)
 	if v.msg.Role == Assistant && len(segs) == 0 && v.msg.State == Streaming {

@@ -181,16 +181,7 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 	q.scroll.Show()
 	q.Window.Resize(fyne.NewSize(quickWidth, 460))
 	follow(q.env, r.Stream, func(acc answerSoFar) {
-		m := mv.msg
-		m.Text, m.Thinking = acc.Text, acc.Thinking
-		if acc.Done {
-			m.State, m.Stats = acc.State, acc.Stats
-			if acc.Err != nil {
-				m.Err = acc.Err.Error()
-			}
-		}
-		mv.update(m)
-		mv.setStatus(acc.Status)
+		mv.apply(acc)
 		// Quick answers have no regenerate: "Continue in window" has it.
 		if acc.Done {
 			mv.actions.Objects = mv.actions.Objects[:1]

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -177,7 +178,7 @@ func TestModelsViewShowsFitAndDownloads(t *testing.T) {
 		t.Fatalf("paused row: %q", big.rate.Text)
 	}
 	// A bad folder explains itself.
-	v.useFolder("/tmp/nothing-here")
+	v.useFolder(filepath.Join(t.TempDir(), "nothing-here"))
 	h.loop.until(t, "folder error", func() bool { return !v.status.Hidden })
 	if !strings.Contains(v.status.Text, "has no config.json") {
 		t.Fatalf("folder error = %q", v.status.Text)

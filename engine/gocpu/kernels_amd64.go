@@ -116,15 +116,22 @@ func deq8AVX2(w []uint32, s, b, out []float32, gs int) {
 	deq8(&w[0], &s[0], &b[0], &out[0], K/gs, gs/8)
 }
 
+// rowStarts is the first element of each of the six A rows, each checked
+// to hold k values (k > 0).
+func rowStarts(a *[6][]float32, k int) [6]*float32 {
+	var p [6]*float32
+	for i := range a {
+		p[i] = &a[i][:k][0]
+	}
+	return p
+}
+
 func gemmAVX2(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut) {
 	if k == 0 {
 		*c = gemmOut{}
 		return
 	}
-	var p [6]*float32
-	for i := range a {
-		p[i] = &a[i][:k][0]
-	}
+	p := rowStarts(a, k)
 	if cols > 8 {
 		_ = b[(k-1)*ldb+15]
 		gemm6x16(&p, &b[0], 4*ldb, k, &c[0])

@@ -75,10 +75,7 @@ func gemm512(a *[6][]float32, b []float32, ldb, k, cols int, c *gemmOut) {
 		*c = gemmOut{}
 		return
 	}
-	var p [6]*float32
-	for i := range a {
-		p[i] = &a[i][:k][0]
-	}
+	p := rowStarts(a, k)
 	if cols > 16 {
 		_ = b[(k-1)*ldb+31]
 		gemm6x32z(&p, &b[0], 4*ldb, k, &c[0])

@@ -73,15 +73,7 @@ func permute(t *T, perm []int) *T {
 			ik := 0
 			for k := 0; k < n; k += inner {
 				copy(r.f[k:k+inner], t.f[ik:ik+inner])
-				for d := rank - 2; d >= 0; d-- {
-					idx[d]++
-					ik += src[d]
-					if idx[d] < out[d] {
-						break
-					}
-					ik -= src[d] * out[d]
-					idx[d] = 0
-				}
+				ik = nextIndex(idx, out, src, rank-2, ik)
 			}
 			return r
 		}
@@ -91,17 +83,25 @@ func permute(t *T, perm []int) *T {
 	ik := 0
 	for k := 0; k < n; k++ {
 		copyAt(k, ik)
-		for d := rank - 1; d >= 0; d-- {
-			idx[d]++
-			ik += src[d]
-			if idx[d] < out[d] {
-				break
-			}
-			ik -= src[d] * out[d]
-			idx[d] = 0
-		}
+		ik = nextIndex(idx, out, src, rank-1, ik)
 	}
 	return r
+}
+
+// nextIndex advances the output index idx (shape out) by one along axes
+// 0..last, the last fastest, and returns the input offset ik moved with it
+// (src: the input stride of each output axis).
+func nextIndex(idx, out, src []int, last, ik int) int {
+	for d := last; d >= 0; d-- {
+		idx[d]++
+		ik += src[d]
+		if idx[d] < out[d] {
+			break
+		}
+		ik -= src[d] * out[d]
+		idx[d] = 0
+	}
+	return ik
 }
 
 func (b *Backend) Transpose(x tensor.Tensor, perm ...int) tensor.Tensor {

@@ -30,6 +30,18 @@ type Cache interface {
 	Release(b tensor.Backend)
 }
 
+// States is the State of every cache of a model (nil entries: layers that
+// share another layer's cache).
+func States(caches []Cache) []tensor.Tensor {
+	var out []tensor.Tensor
+	for _, c := range caches {
+		if c != nil {
+			out = append(out, c.State()...)
+		}
+	}
+	return out
+}
+
 const step = 256
 
 // replace pins the new buffers and unpins the old ones.

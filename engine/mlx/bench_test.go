@@ -118,7 +118,7 @@ func BenchmarkDecodeHost(bb *testing.B) {
 				}
 				l := m.Text.Forward(gemma4.Inputs{IDs: b.FromInt32(prompt, []int{1, len(prompt)}), LastOnly: true}, caches)
 				next = b.Argmax(b.Reshape(l, -1), -1)
-				if err := b.Eval(append(cacheState(caches), next)...); err != nil {
+				if err := b.Eval(append(kvcache.States(caches), next)...); err != nil {
 					bb.Fatal(err)
 				}
 				b.Sweep(next)
@@ -137,7 +137,7 @@ func BenchmarkDecodeHost(bb *testing.B) {
 				n := b.Argmax(b.Reshape(l, -1), -1)
 				b.Sweep(n)
 				steps = append(steps, time.Since(t0))
-				if err := b.Eval(append(cacheState(caches), n)...); err != nil {
+				if err := b.Eval(append(kvcache.States(caches), n)...); err != nil {
 					bb.Fatal(err)
 				}
 				next = n
@@ -152,16 +152,6 @@ func BenchmarkDecodeHost(bb *testing.B) {
 			bb.ReportMetric(float64(steps[len(steps)/2].Nanoseconds())/1000, "median_us/step")
 		})
 	}
-}
-
-func cacheState(caches []kvcache.Cache) []tensor.Tensor {
-	var out []tensor.Tensor
-	for _, c := range caches {
-		if c != nil {
-			out = append(out, c.State()...)
-		}
-	}
-	return out
 }
 
 // BenchmarkCompositeHost is the host time to record one decode-sized call

@@ -346,31 +346,25 @@ static const char* readable(A* out, A a, int dtype, S s) {
 	return err;
 }
 
-const char* shim_read_f32(A a, float* out, size_t n, S s) {
+// read_as copies a, as dtype (float32 or int32: 4 bytes an element), to
+// out, which holds n elements.
+static const char* read_as(A a, int dtype, void* out, size_t n, S s) {
 	A r = {0};
-	const char* err = readable(&r, a, MX_FLOAT32, s);
+	const char* err = readable(&r, a, dtype, s);
 	if (!err && p_mlx_array_size(r) != n) err = "readback size mismatch";
 	if (!err && n > 0) {
-		const float* p = p_mlx_array_data_float32(r);
-		if (p) memcpy(out, p, n * sizeof(float));
+		const void* p = dtype == MX_FLOAT32 ? (const void*)p_mlx_array_data_float32(r)
+		                                    : (const void*)p_mlx_array_data_int32(r);
+		if (p) memcpy(out, p, n * 4);
 		else err = "array data unavailable";
 	}
 	p_mlx_array_free(r);
 	return err;
 }
 
-const char* shim_read_i32(A a, int32_t* out, size_t n, S s) {
-	A r = {0};
-	const char* err = readable(&r, a, MX_INT32, s);
-	if (!err && p_mlx_array_size(r) != n) err = "readback size mismatch";
-	if (!err && n > 0) {
-		const int32_t* p = p_mlx_array_data_int32(r);
-		if (p) memcpy(out, p, n * sizeof(int32_t));
-		else err = "array data unavailable";
-	}
-	p_mlx_array_free(r);
-	return err;
-}
+const char* shim_read_f32(A a, float* out, size_t n, S s) { return read_as(a, MX_FLOAT32, out, n, s); }
+
+const char* shim_read_i32(A a, int32_t* out, size_t n, S s) { return read_as(a, MX_INT32, out, n, s); }
 
 const char* shim_binary(int op, A* res, A a, A b, S s) {
 	return CALL(binary_ops[op](res, a, b, s));
