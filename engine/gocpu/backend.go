@@ -20,6 +20,9 @@ type Options struct {
 	Plain bool
 	// Threads caps the worker count (0: GOMAXPROCS).
 	Threads int
+	// WidenHalf widens bf16/f16 data to float32 at load (twice the memory;
+	// the layout before 2-byte storage, kept for comparison benchmarks).
+	WidenHalf bool
 }
 
 // Backend implements tensor.Backend on the CPU in Go.
@@ -125,8 +128,8 @@ func (b *Backend) FromBool(data []bool, shape []int) tensor.Tensor {
 	return t
 }
 
-// FromBytes converts safetensors bytes. Packed uint32 weights alias raw
-// when it is 4-byte aligned (raw then must outlive the tensor).
+// FromBytes converts safetensors bytes. Packed uint32 weights and 2-byte
+// floats alias raw when it is aligned (raw then must outlive the tensor).
 func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Tensor {
 	if !b.ok("FromBytes") {
 		return empty
@@ -146,16 +149,11 @@ func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Ten
 			t.f[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 		return t
-	case tensor.BFloat16:
-		t := newF(shape...)
-		for i := range t.f {
-			t.f[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-		return t
-	case tensor.Float16:
-		t := newF(shape...)
-		for i := range t.f {
-			t.f[i] = F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+	case tensor.BFloat16, tensor.Float16: // kept at 2 bytes (computed as float32)
+		t := &T{shape: cloneShape(shape), dt: tensor.Float32, f16: dt == tensor.Float16}
+		t.h = alias16(raw, n)
+		if b.opt.WidenHalf {
+			return t.wide()
 		}
 		return t
 	case tensor.Int32:
@@ -166,7 +164,7 @@ func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Ten
 		return t
 	case tensor.Uint32:
 		t := &T{shape: cloneShape(shape), dt: tensor.Uint32}
-		if n > 0 && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
+		if n > 0 && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 && littleEndian {
 			t.u = unsafe.Slice((*uint32)(unsafe.Pointer(&raw[0])), n)
 		} else {
 			t.u = make([]uint32, n)
@@ -182,6 +180,25 @@ func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Ten
 		}
 		return t
 	}
+}
+
+// littleEndian: safetensors bytes can be aliased as host integers.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// alias16 views raw as n little-endian uint16 values (a copy when raw is
+// unaligned or the host is big-endian).
+func alias16(raw []byte, n int) []uint16 {
+	if n == 0 {
+		return []uint16{}
+	}
+	if uintptr(unsafe.Pointer(&raw[0]))%2 == 0 && littleEndian {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), n)
+	}
+	h := make([]uint16, n)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint16(raw[2*i:])
+	}
+	return h
 }
 
 func (b *Backend) Scalar(v float64, dt tensor.DType) tensor.Tensor {
@@ -237,7 +254,7 @@ func (b *Backend) Float32s(x tensor.Tensor) ([]float32, error) {
 		return nil, b.err
 	}
 	t := x.(*T)
-	if t.dt == tensor.Float32 {
+	if t.dt == tensor.Float32 && t.h == nil {
 		return append([]float32(nil), t.f...), nil
 	}
 	return append([]float32(nil), asFloats(t)...), nil
@@ -266,8 +283,9 @@ func (b *Backend) Int32s(x tensor.Tensor) ([]int32, error) {
 		}
 		return out, nil
 	}
-	out := make([]int32, len(t.f))
-	for i, v := range t.f {
+	f := asFloats(t)
+	out := make([]int32, len(f))
+	for i, v := range f {
 		out[i] = int32(v)
 	}
 	return out, nil

@@ -15,7 +15,7 @@ func RoundBF16(f float32) float32 {
 	return math.Float32frombits(u &^ 0xffff)
 }
 
-// F16ToF32 widens an IEEE half.
+// F16ToF32 widens an IEEE half (a NaN comes back quiet, as F16C gives it).
 func F16ToF32(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
@@ -30,8 +30,10 @@ func F16ToF32(h uint16) float32 {
 		}
 		exp++
 		man &= 0x3ff
+	case exp == 0x1f && man != 0: // NaN, quieted as hardware conversions do
+		return math.Float32frombits(sign | 0x7fc00000 | man<<13)
 	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+		return math.Float32frombits(sign | 0x7f800000)
 	}
 	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
 }
@@ -69,4 +71,42 @@ func F32ToF16(f float32) uint16 {
 		r++
 	}
 	return sign | r
+}
+
+// widen sets dst[i] to the float32 value of the 2-byte float src[i]
+// (bfloat16, or IEEE half when f16 is set), with the kernel set's loop.
+func widen(dst []float32, src []uint16, f16 bool) {
+	src = src[:len(dst)]
+	if f16 {
+		kern.widenF16(dst, src)
+	} else {
+		kern.widenBF16(dst, src)
+	}
+}
+
+func widenBF16Go(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = math.Float32frombits(uint32(v) << 16)
+	}
+}
+
+func widenF16Go(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = F16ToF32(v)
+	}
+}
+
+// narrow stores src as 2-byte floats (bfloat16, or IEEE half when f16 is
+// set), rounding to nearest even.
+func narrow(dst []uint16, src []float32, f16 bool) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		if f16 {
+			dst[i] = F32ToF16(v)
+		} else {
+			dst[i] = uint16(math.Float32bits(RoundBF16(v)) >> 16)
+		}
+	}
 }

@@ -49,22 +49,47 @@ func (w *weight) fastLayout() bool {
 	return false
 }
 
-// expert returns the packed words, scales and biases (or dense values) of
-// expert e's rows [lo, hi).
-func (w *weight) expert(e, lo, hi int) (packed []uint32, s, bi, dense []float32) {
-	lo, hi = e*w.out+lo, e*w.out+hi
-	if w.dense != nil {
-		return nil, nil, nil, w.dense[lo*w.in : hi*w.in]
-	}
-	return w.packed[lo*w.words : hi*w.words], w.scales[lo*w.groups : hi*w.groups], w.biases[lo*w.groups : hi*w.groups], nil
+// rowBlock is expert e's weight rows [lo, hi): packed words with their scales
+// and biases (2-byte ones widened into buf, 2·(hi-lo)·groups values), or
+// dense values (float32 or 2-byte).
+type rowBlock struct {
+	packed []uint32
+	s, bi  []float32
+	dense  []float32
+	denseH []uint16
+	f16    bool
 }
+
+func (w *weight) expert(e, lo, hi int, buf []float32) rowBlock {
+	lo, hi = e*w.out+lo, e*w.out+hi
+	r := rowBlock{f16: w.f16}
+	switch {
+	case w.dense != nil:
+		r.dense = w.dense[lo*w.in : hi*w.in]
+	case w.denseH != nil:
+		r.denseH = w.denseH[lo*w.in : hi*w.in]
+	default:
+		ng := (hi - lo) * w.groups
+		r.packed = w.packed[lo*w.words : hi*w.words]
+		var s, b []float32
+		if buf != nil {
+			s, b = buf[:ng:ng], buf[ng:]
+		}
+		r.s, r.bi = w.affine(lo*w.groups, hi*w.groups, s, b)
+	}
+	return r
+}
+
+// matvecSub is how many weight rows a one-row matvec takes per kernel call
+// when their scales are widened first (so that those stay in L1).
+const matvecSub = 32
 
 // matvec: every input row against weight rows split across the workers.
 func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
 	K, Out, gs := w.in, w.out, w.l.GroupSize
 	// Per input row: the x the kernel reads and, when quantized, group sums.
 	xk, xs := x, []float32(nil)
-	if w.dense == nil {
+	if w.quantized() {
 		xs = make([]float32, rows*w.groups)
 		for r := 0; r < rows; r++ {
 			groupSums(x[r*K:(r+1)*K], xs[r*w.groups:(r+1)*w.groups], gs)
@@ -77,26 +102,49 @@ func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
 		}
 	}
 	rowBytes := w.words * 4
-	if w.dense != nil {
+	switch {
+	case w.dense != nil:
 		rowBytes = K * 4
+	case w.denseH != nil:
+		rowBytes = K * 2
 	}
 	// One input row: chunks only balance the workers. Several: tiles of
 	// ~128 KiB of weights, read from memory once and from cache per row.
 	chunk := max(16, Out/(8*b.pool.n))
+	sub := matvecSub
 	if rows > 1 {
 		chunk = max(8, (128<<10)/rowBytes)
+		sub = chunk
 	}
-	b.pool.each(Out, chunk, func(_, lo, hi int) {
-		packed, s, bi, dense := w.expert(e, lo, hi)
-		for r := 0; r < rows; r++ {
-			xr, yr := xk[r*K:(r+1)*K], y[r*Out+lo:r*Out+hi]
-			switch w.l.Bits {
-			case 4:
-				kern.q4dot(packed, s, bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
-			case 8:
-				kern.q8dot(packed, s, bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
-			default:
-				kern.dot(dense, xr, yr)
+	var scratch [][]float32 // per worker: widened scales and biases
+	if w.scalesH != nil {
+		scratch = make([][]float32, b.pool.n)
+	}
+	b.pool.each(Out, chunk, func(worker, lo, hi int) {
+		var buf []float32
+		if scratch != nil {
+			if scratch[worker] == nil {
+				scratch[worker] = make([]float32, 2*min(sub, Out)*w.groups)
+			}
+			buf = scratch[worker]
+		}
+		for r0 := lo; r0 < hi; r0 += sub {
+			r1 := min(r0+sub, hi)
+			wr := w.expert(e, r0, r1, buf)
+			for r := 0; r < rows; r++ {
+				xr, yr := xk[r*K:(r+1)*K], y[r*Out+r0:r*Out+r1]
+				switch {
+				case w.l.Bits == 4:
+					kern.q4dot(wr.packed, wr.s, wr.bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
+				case w.l.Bits == 8:
+					kern.q8dot(wr.packed, wr.s, wr.bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
+				case wr.denseH != nil && wr.f16:
+					kern.dotF16(wr.denseH, xr, yr)
+				case wr.denseH != nil:
+					kern.dotBF16(wr.denseH, xr, yr)
+				default:
+					kern.dot(wr.dense, xr, yr)
+				}
 			}
 		}
 	})

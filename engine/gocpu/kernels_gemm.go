@@ -24,7 +24,7 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 		kn := min(kc, K-kb)
 		b.pool.each(tiles, max(1, tiles/(8*b.pool.n)), func(worker, lo, hi int) {
 			if bufs[worker] == nil {
-				bufs[worker] = make([]float32, 6*kc)
+				bufs[worker] = make([]float32, 6*kc+2*(kc/max(w.l.GroupSize, 1)+1))
 			}
 			buf := bufs[worker]
 			var a [6][]float32
@@ -33,7 +33,7 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 				o0 := 6 * t
 				n := min(6, Out-o0)
 				for i := 0; i < n; i++ {
-					a[i] = w.segment(e, o0+i, kb, kn, buf[min(i*kc, len(buf)):])
+					a[i] = w.segment(e, o0+i, kb, kn, buf[i*kc:], buf[6*kc:])
 				}
 				for i := n; i < 6; i++ {
 					a[i] = a[n-1]
@@ -72,18 +72,23 @@ func (w *weight) blockK(cols int) int {
 	return min(kc, w.in)
 }
 
-// segment returns weight row o of expert e over inputs [kb, kb+kn), in
-// place when dense, else dequantized into buf (4-bit: permuteQ4's order).
-func (w *weight) segment(e, o, kb, kn int, buf []float32) []float32 {
+// segment returns weight row o of expert e over inputs [kb, kb+kn),
+// copied (or widened) when dense, else dequantized into buf (4-bit:
+// permuteQ4's order); 2-byte scales are widened into sbuf.
+func (w *weight) segment(e, o, kb, kn int, buf, sbuf []float32) []float32 {
 	row := e*w.out + o
-	if w.dense != nil {
+	switch {
+	case w.dense != nil:
 		copy(buf[:kn], w.dense[row*w.in+kb:][:kn])
+		return buf[:kn]
+	case w.denseH != nil:
+		widen(buf[:kn], w.denseH[row*w.in+kb:], w.f16)
 		return buf[:kn]
 	}
 	gs := w.l.GroupSize
 	words := w.packed[row*w.words:][:w.words]
-	s := w.scales[row*w.groups+kb/gs:][:(kn+gs-1)/gs]
-	bi := w.biases[row*w.groups+kb/gs:][:(kn+gs-1)/gs]
+	g0, ng := row*w.groups+kb/gs, (kn+gs-1)/gs
+	s, bi := w.affine(g0, g0+ng, sbuf[:ng:ng], sbuf[ng:])
 	if w.l.Bits == 4 {
 		kern.deq4(words[kb/8:(kb+kn)/8], s, bi, buf[:kn], gs)
 	} else {

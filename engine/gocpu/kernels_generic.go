@@ -38,12 +38,19 @@ type kernelSet struct {
 	// exp sets v[i] = float32(exp(float64(v[i] − m))), rounded as the plain
 	// path's softmax rounds it (NaN stays NaN, −Inf gives 0).
 	exp func(v []float32, m float32)
+	// dotBF16 and dotF16 are dot with bfloat16 or IEEE-half rows w,
+	// widened exactly to float32 as they are read.
+	dotBF16, dotF16 func(w []uint16, x, y []float32)
+	// widenBF16 and widenF16 set dst[i] to the float32 value of src[i]
+	// (len(src) ≥ len(dst)).
+	widenBF16, widenF16 func(dst []float32, src []uint16)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
 type gemmOut = [6 * 32]float32
 
-var goKernels = kernelSet{"go", 16, prepQ4x8, q4dotGo, q8dotGo, deq4Go, deq8Go, gemmGo, dotGo, expGo}
+var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo, deq4: deq4Go, deq8: deq8Go,
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, widenBF16: widenBF16Go, widenF16: widenF16Go}
 
 // kern is the set the fast path uses.
 var kern = goKernels
@@ -196,6 +203,45 @@ func dotGo(w, x, y []float32) {
 	for r := range y {
 		y[r] = dot(x, w[r*len(x):][:len(x)])
 	}
+}
+
+func dotBF16Go(w []uint16, x, y []float32) {
+	for r := range y {
+		dotHRow(w[r*len(x):][:len(x)], x, &y[r], false)
+	}
+}
+
+func dotF16Go(w []uint16, x, y []float32) {
+	for r := range y {
+		dotHRow(w[r*len(x):][:len(x)], x, &y[r], true)
+	}
+}
+
+// dotHRow sets *y = Σ widen(w[k])·x[k] in dot's order, widening 64 values
+// at a time.
+func dotHRow(w []uint16, x []float32, y *float32, f16 bool) {
+	var buf [64]float32
+	var s0, s1, s2, s3 float32
+	for k0 := 0; k0 < len(x); k0 += len(buf) {
+		n := min(len(buf), len(x)-k0)
+		wb, xb := buf[:n], x[k0:k0+n]
+		if f16 {
+			widenF16Go(wb, w[k0:])
+		} else {
+			widenBF16Go(wb, w[k0:])
+		}
+		k := 0
+		for ; k+4 <= n; k += 4 {
+			s0 += xb[k] * wb[k]
+			s1 += xb[k+1] * wb[k+1]
+			s2 += xb[k+2] * wb[k+2]
+			s3 += xb[k+3] * wb[k+3]
+		}
+		for ; k < n; k++ {
+			s0 += xb[k] * wb[k]
+		}
+	}
+	*y = (s0 + s1) + (s2 + s3)
 }
 
 // dot with four accumulators.

@@ -5,13 +5,20 @@ import (
 )
 
 // weight is a checked view of a tensor.Linear for expert e (0 if not stacked).
+// Dense weights and quantization scales loaded at 2 bytes stay there
+// (denseH, scalesH, biasesH; f16 for IEEE half, else bfloat16) and are
+// widened by the kernels as they read them.
 type weight struct {
 	l        *tensor.Linear
 	in, out  int
 	dense    []float32 // [out, in] when not quantized
+	denseH   []uint16  // or 2-byte [out, in]
 	packed   []uint32  // [out, in*bits/32]
 	scales   []float32 // [out, in/group]
 	biases   []float32
+	scalesH  []uint16 // or 2-byte scales and biases
+	biasesH  []uint16
+	f16      bool      // 2-byte values are IEEE half
 	bias     []float32 // [out] or nil
 	words    int       // packed words per row
 	groups   int       // groups per row
@@ -60,14 +67,23 @@ func (b *Backend) checkLinear(op string, l *tensor.Linear) (*weight, bool) {
 			b.fail(op, "packed weight %v / scales %v do not match %d-bit In=%d Out=%d", tw.shape, ts.shape, l.Bits, l.In, l.Out)
 			return nil, false
 		}
-		w.packed, w.scales, w.biases = tw.u, asFloats(ts), asFloats(tb)
+		w.packed = tw.u
+		if ts.h != nil && tb.h != nil && ts.f16 == tb.f16 {
+			w.scalesH, w.biasesH, w.f16 = ts.h, tb.h, ts.f16
+		} else {
+			w.scales, w.biases = asFloats(ts), asFloats(tb)
+		}
 		w.perWords = l.Out * w.words
 	} else {
 		if tw.shape[rank-1] != l.In || !tw.dt.IsFloat() {
 			b.fail(op, "dense weight %v %v does not match In=%d", tw.shape, tw.dt, l.In)
 			return nil, false
 		}
-		w.dense = tw.f
+		if tw.h != nil {
+			w.denseH, w.f16 = tw.h, tw.f16
+		} else {
+			w.dense = tw.f
+		}
 	}
 	if l.Bias != nil {
 		w.bias = asFloats(l.Bias.(*T))
@@ -79,19 +95,39 @@ func (b *Backend) checkLinear(op string, l *tensor.Linear) (*weight, bool) {
 	return w, true
 }
 
+// quantized reports whether w holds packed weights.
+func (w *weight) quantized() bool { return w.l.Bits != 0 }
+
+// affine returns the scales and biases [g0, g1) (group indices over all
+// rows, experts stacked), widened into s and b when stored at 2 bytes (s
+// and b then need g1-g0 room).
+func (w *weight) affine(g0, g1 int, s, b []float32) ([]float32, []float32) {
+	if w.scalesH == nil {
+		return w.scales[g0:g1], w.biases[g0:g1]
+	}
+	s, b = s[:g1-g0], b[:g1-g0]
+	widen(s, w.scalesH[g0:g1], w.f16)
+	widen(b, w.biasesH[g0:g1], w.f16)
+	return s, b
+}
+
 // row dequantizes (or copies) row o of expert e into dst [in].
 func (w *weight) row(e, o int, dst []float32) {
-	if w.dense != nil {
-		copy(dst, w.dense[(e*w.out+o)*w.in:][:w.in])
+	r := e*w.out + o
+	switch {
+	case w.dense != nil:
+		copy(dst, w.dense[r*w.in:][:w.in])
+		return
+	case w.denseH != nil:
+		widen(dst[:w.in], w.denseH[r*w.in:], w.f16)
 		return
 	}
 	bits := w.l.Bits
 	per := 32 / bits
 	mask := uint32(1)<<bits - 1
 	gs := w.l.GroupSize
-	words := w.packed[(e*w.out+o)*w.words:][:w.words]
-	sc := w.scales[(e*w.out+o)*w.groups:][:w.groups]
-	bi := w.biases[(e*w.out+o)*w.groups:][:w.groups]
+	words := w.packed[r*w.words:][:w.words]
+	sc, bi := w.affine(r*w.groups, (r+1)*w.groups, make([]float32, w.groups), make([]float32, w.groups))
 	for j := 0; j < w.in; j++ {
 		q := words[j/per] >> (uint(j%per) * uint(bits)) & mask
 		g := j / gs

@@ -6,7 +6,7 @@ import (
 
 // view returns a tensor sharing t's data with another shape.
 func view(t *T, shape []int) *T {
-	return &T{shape: shape, dt: t.dt, f: t.f, i: t.i, u: t.u, b: t.b}
+	return &T{shape: shape, dt: t.dt, f: t.f, h: t.h, f16: t.f16, i: t.i, u: t.u, b: t.b}
 }
 
 func (b *Backend) Reshape(x tensor.Tensor, shape ...int) tensor.Tensor {
@@ -119,7 +119,7 @@ func (b *Backend) Transpose(x tensor.Tensor, perm ...int) tensor.Tensor {
 		}
 		seen[p] = true
 	}
-	return permute(t, perm)
+	return permute(t.wide(), perm)
 }
 
 // blocks describes t as [outer, axisLen, inner] around axis.
@@ -144,7 +144,16 @@ func copyBlocks(dst *T, doff int, src *T, soff int, width int) {
 	case tensor.Uint32:
 		copy(dst.u[doff:doff+width], src.u[soff:soff+width])
 	default:
-		copy(dst.f[doff:doff+width], src.f[soff:soff+width])
+		switch {
+		case dst.h != nil && src.h != nil && dst.f16 == src.f16:
+			copy(dst.h[doff:doff+width], src.h[soff:soff+width])
+		case dst.h != nil:
+			narrow(dst.h[doff:doff+width], src.wide().f[soff:soff+width], dst.f16)
+		case src.h != nil:
+			widen(dst.f[doff:doff+width], src.h[soff:soff+width], src.f16)
+		default:
+			copy(dst.f[doff:doff+width], src.f[soff:soff+width])
+		}
 	}
 }
 
@@ -181,7 +190,7 @@ func (b *Backend) Slice(x tensor.Tensor, axis, start, end int) tensor.Tensor {
 	out[ax] = end - start
 	if outer == 1 { // contiguous: share the data
 		lo, hi := start*inner, end*inner
-		return &T{shape: out, dt: t.dt, f: sub(t.f, lo, hi), i: sub(t.i, lo, hi), u: sub(t.u, lo, hi), b: sub(t.b, lo, hi)}
+		return &T{shape: out, dt: t.dt, f: sub(t.f, lo, hi), h: sub(t.h, lo, hi), f16: t.f16, i: sub(t.i, lo, hi), u: sub(t.u, lo, hi), b: sub(t.b, lo, hi)}
 	}
 	r := alloc(t.dt, out)
 	w := (end - start) * inner

@@ -7,12 +7,16 @@ import (
 )
 
 // T is the Go backend's tensor: row-major, contiguous. Every float dtype is
-// held (and computed) as float32; integers as int32, packed weights as
-// uint32, masks as bool.
+// computed as float32 (and so reports Float32); integers are int32, packed
+// weights uint32, masks bool. Floats loaded from 2-byte checkpoint data
+// stay 2 bytes (h: bfloat16, or IEEE half when f16 is set; f is nil) and
+// are widened where they are read.
 type T struct {
 	shape []int
 	dt    tensor.DType
 	f     []float32
+	h     []uint16
+	f16   bool
 	i     []int32
 	u     []uint32
 	b     []bool
@@ -93,5 +97,18 @@ func asFloats(t *T) []float32 {
 		}
 		return out
 	}
+	if t.h != nil {
+		out := make([]float32, len(t.h))
+		widen(out, t.h, t.f16)
+		return out
+	}
 	return t.f
+}
+
+// wide returns t with its floats in f (t itself unless stored at 2 bytes).
+func (t *T) wide() *T {
+	if t.h == nil {
+		return t
+	}
+	return &T{shape: t.shape, dt: t.dt, f: asFloats(t)}
 }

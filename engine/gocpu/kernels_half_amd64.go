@@ -1,0 +1,52 @@
+//go:build !purego
+
+package gocpu
+
+// AVX2 loops over 2-byte floats (kernels_half_amd64.s); F16C comes with
+// every AVX2/FMA CPU.
+
+//go:noescape
+func dotRowsBF16(w *uint16, x, y *float32, n, k int)
+
+//go:noescape
+func dotRowsF16(w *uint16, x, y *float32, n, k int)
+
+//go:noescape
+func widenBF16x8(dst *float32, src *uint16, n int)
+
+//go:noescape
+func widenF16x8(dst *float32, src *uint16, n int)
+
+func dotBF16AVX2(w []uint16, x, y []float32) { dotHalfAVX2(w, x, y, dotRowsBF16) }
+func dotF16AVX2(w []uint16, x, y []float32)  { dotHalfAVX2(w, x, y, dotRowsF16) }
+
+func dotHalfAVX2(w []uint16, x, y []float32, rows func(w *uint16, x, y *float32, n, k int)) {
+	n, k := len(y), len(x)
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(y)
+		return
+	}
+	_ = w[n*k-1]
+	rows(&w[0], &x[0], &y[0], n, k)
+}
+
+func widenBF16AVX2(dst []float32, src []uint16) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		_ = src[n-1]
+		widenBF16x8(&dst[0], &src[0], n)
+	}
+	widenBF16Go(dst[n:], src[n:])
+}
+
+func widenF16AVX2(dst []float32, src []uint16) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		_ = src[n-1]
+		widenF16x8(&dst[0], &src[0], n)
+	}
+	widenF16Go(dst[n:], src[n:])
+}
