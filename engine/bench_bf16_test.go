@@ -119,4 +119,3 @@ func peakRSS(b *testing.B) int64 {
 	b.Fatal("no VmHWM in /proc/self/status")
 	return 0
 }
-
