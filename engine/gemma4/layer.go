@@ -63,21 +63,21 @@ func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache
 
 	residual := h
 	if l.Router != nil {
-		h1 := l.MLP.forward(b, b.RMSNorm(h, l.PreFeedforwardLayernorm, eps))
+		h1 := m.mlp(&l.MLP, b.RMSNorm(h, l.PreFeedforwardLayernorm, eps))
 		h1 = b.RMSNorm(h1, l.PostFeedforwardLayernorm1, eps)
 		h2 := l.moe(m, h)
 		h2 = b.RMSNorm(h2, l.PostFeedforwardLayernorm2, eps)
 		h = b.Add(h1, h2)
 	} else {
-		h = l.MLP.forward(b, b.RMSNorm(h, l.PreFeedforwardLayernorm, eps))
+		h = m.mlp(&l.MLP, b.RMSNorm(h, l.PreFeedforwardLayernorm, eps))
 	}
 	h = b.RMSNorm(h, l.PostFeedforwardLayernorm, eps)
 	h = b.Add(residual, h)
 
 	if l.PerLayerInputGate != nil && pli != nil {
-		g := b.GeluTanh(b.Linear(h, l.PerLayerInputGate))
+		g := b.GeluTanh(m.linear(h, l.PerLayerInputGate))
 		g = b.Mul(g, pli)
-		g = b.RMSNorm(b.Linear(g, l.PerLayerProjection), l.PostPerLayerInputNorm, eps)
+		g = b.RMSNorm(m.linear(g, l.PerLayerProjection), l.PostPerLayerInputNorm, eps)
 		h = b.Add(h, g)
 	}
 	return b.Mul(h, l.LayerScalar), k, v, offset
@@ -107,14 +107,14 @@ func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cac
 		}
 		return b.Transpose(t, 0, 2, 1, 3)
 	}
-	q := heads(b.Linear(x, a.QProj), nH)
+	q := heads(m.linear(x, a.QProj), nH)
 	q = b.RMSNorm(q, a.QNorm, eps)
 	if a.KProj != nil {
-		k = heads(b.Linear(x, a.KProj), nKV)
+		k = heads(m.linear(x, a.KProj), nKV)
 		if a.VProj == nil { // K-eq-V: values from the raw key projection
 			v = k
 		} else {
-			v = heads(b.Linear(x, a.VProj), nKV)
+			v = heads(m.linear(x, a.VProj), nKV)
 		}
 		offset = 0
 		if cache != nil {
@@ -134,7 +134,7 @@ func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cac
 	} else {
 		o = b.Reshape(b.Transpose(o, 0, 2, 1, 3), 1, L, nH*hd)
 	}
-	return b.Linear(o, a.OProj), k, v, offset
+	return m.linear(o, a.OProj), k, v, offset
 }
 
 // rope rotates x at offset, or at pos when it is set (a tensor.Dynamic
@@ -155,10 +155,6 @@ func (m *Text) rope(x tensor.Tensor, full bool, offset int, pos tensor.Tensor) t
 		return d.RoPEDynamic(x, dims, false, base, 1, pos, freqs)
 	}
 	return m.b.RoPE(x, dims, false, base, 1, offset, freqs)
-}
-
-func (p *MLP) forward(b tensor.Backend, x tensor.Tensor) tensor.Tensor {
-	return b.Linear(b.Mul(b.GeluTanh(b.Linear(x, p.GateProj)), b.Linear(x, p.UpProj)), p.DownProj)
 }
 
 // moe routes each position of h to its top-k experts and sums their

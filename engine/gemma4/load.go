@@ -72,7 +72,7 @@ func LoadText(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (*Text, 
 		return nil, fmt.Errorf("checkpoint %s has no language model (looked for %sembed_tokens.weight)", ck.Dir, textPrefixes[0])
 	}
 	ld := &loader{ck: ck, b: b, cfg: cfg}
-	m := &Text{Cfg: t, b: b}
+	m := &Text{Cfg: t, b: b, Prefix: prefix}
 	H, NL, P := t.HiddenSize, t.NumHiddenLayers, t.HiddenSizePerLayerInput
 	m.EmbedTokens = ld.linear(prefix+"embed_tokens", t.VocabSize, H)
 	m.Norm = ld.tensor(prefix+"norm.weight", H)

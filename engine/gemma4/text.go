@@ -35,6 +35,13 @@ type Text struct {
 	// WindowSlack is how many slots sliding caches keep beyond the window,
 	// so that a follow-up can cut a cached conversation back that far.
 	WindowSlack int
+
+	// Prefix is where the checkpoint keeps the language model
+	// ("language_model.model."); adapter keys start with it.
+	Prefix string
+	// Adapter, when set, adds its LoRAs to the projections it binds
+	// (adapter.go); nil runs the base model.
+	Adapter Adapter
 }
 
 // Inputs of one forward call over L new positions (B = 1).

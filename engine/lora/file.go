@@ -1,0 +1,158 @@
+package lora
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"perch/engine/gocpu"
+	"perch/engine/safetensors"
+)
+
+// maxWeightsBytes caps adapters.safetensors (a rank-64 adapter of every
+// projection of the largest Gemma-4 is well under 2 GiB).
+const maxWeightsBytes = 2 << 30
+
+// Load reads an adapter folder written by Perch or mlx-lm.
+func Load(dir string) (*Adapter, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", dir, err)
+	}
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, WeightsFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", dir, err)
+	}
+	if st.Size() > maxWeightsBytes {
+		return nil, fmt.Errorf("adapter %s: %s is %d bytes, over the %d-byte limit", dir, WeightsFile, st.Size(), int64(maxWeightsBytes))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", dir, err)
+	}
+	leaves, err := ParseWeights(data, path)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", dir, err)
+	}
+	return &Adapter{Config: cfg, Leaves: leaves}, nil
+}
+
+// ParseWeights decodes adapters.safetensors: 2-d float tensors (F32, BF16
+// or F16), returned as float32. name is used in messages.
+func ParseWeights(data []byte, name string) (map[string]Leaf, error) {
+	f, err := safetensors.Parse(bytes.NewReader(data), int64(len(data)), name)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Tensors) == 0 {
+		return nil, fmt.Errorf("%s holds no tensors", name)
+	}
+	out := make(map[string]Leaf, len(f.Tensors))
+	for n, t := range f.Tensors {
+		if len(t.Shape) != 2 {
+			return nil, fmt.Errorf("%s: %s has shape %v; LoRA leaves are matrices", name, n, t.Shape)
+		}
+		b := data[t.Begin:t.End]
+		v := make([]float32, t.Elements())
+		switch t.DType {
+		case "F32":
+			for i := range v {
+				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+		case "BF16":
+			for i := range v {
+				v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+			}
+		case "F16":
+			for i := range v {
+				v[i] = gocpu.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+		default:
+			return nil, fmt.Errorf("%s: %s has dtype %s; LoRA leaves are F32, BF16 or F16", name, n, t.DType)
+		}
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("%s: %s holds a NaN or infinite value", name, n)
+			}
+		}
+		out[n] = Leaf{Shape: t.Shape, Data: v}
+	}
+	return out, nil
+}
+
+// Save writes dir/adapters.safetensors (float32) and dir/adapter_config.json,
+// each to a temporary name, synced, then renamed over the old file, so a
+// crash or a full disk leaves the previous files (or none) in place, never
+// a torn one.
+func (a *Adapter) Save(dir string) error {
+	if err := a.Config.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save adapter: %w", err)
+	}
+	var ts []safetensors.Tensor
+	for _, n := range a.Names() {
+		l := a.Leaves[n]
+		b := make([]byte, 4*len(l.Data))
+		for i, x := range l.Data {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		ts = append(ts, safetensors.Tensor{Name: n, DType: "F32", Shape: l.Shape, Data: b})
+	}
+	cfg, err := a.Config.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("save adapter: %w", err)
+	}
+	if err := atomicWrite(dir, WeightsFile, func(p string) error {
+		return safetensors.Write(p, ts, map[string]string{"format": "mlx"})
+	}); err != nil {
+		return err
+	}
+	return atomicWrite(dir, ConfigFile, func(p string) error { return os.WriteFile(p, append(cfg, '\n'), 0o644) })
+}
+
+// atomicWrite has write fill a temporary file in dir, syncs it, renames it
+// to name and syncs dir.
+func atomicWrite(dir, name string, write func(path string) error) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save adapter: %w", err)
+	}
+	p := tmp.Name()
+	tmp.Close()
+	fail := func(err error) error {
+		os.Remove(p)
+		return fmt.Errorf("save adapter %s: %w", filepath.Join(dir, name), err)
+	}
+	if err := write(p); err != nil {
+		return fail(err)
+	}
+	if err := syncPath(p); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
+		return fail(err)
+	}
+	return syncPath(dir)
+}
+
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
