@@ -78,6 +78,7 @@ type Conversation struct {
 	ID      string
 	Title   string
 	Updated time.Time
+	Snippet string // a search hit in the messages' text ("" when the title matched)
 }
 
 // Delta is one step of a streaming answer. Text and Thinking are appended;
@@ -119,6 +120,8 @@ func (m ModelState) Ready() bool { return m.ID != "" && m.Err == "" }
 
 // Chat is the conversation service.
 type Chat interface {
+	// Conversations lists conversations whose title or message text match
+	// query ("" lists all), newest first.
 	Conversations(query string) ([]Conversation, error)
 	NewConversation() (Conversation, error)
 	Rename(id, title string) error

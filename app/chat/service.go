@@ -45,7 +45,7 @@ func New(store *history.Store, models Models, probe Probe, settings func() ui.Se
 
 var _ ui.Chat = (*Service)(nil)
 
-// Conversations lists conversations whose title contains query.
+// Conversations lists conversations whose title or messages match query.
 func (s *Service) Conversations(query string) ([]ui.Conversation, error) {
 	cs, err := s.store.Conversations(query)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Service) Conversations(query string) ([]ui.Conversation, error) {
 	}
 	out := make([]ui.Conversation, len(cs))
 	for i, c := range cs {
-		out[i] = ui.Conversation{ID: c.ID, Title: c.Title, Updated: c.Updated}
+		out[i] = ui.Conversation{ID: c.ID, Title: c.Title, Updated: c.Updated, Snippet: c.Snippet}
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -26,6 +25,9 @@ type Conversation struct {
 	Model   string
 	Created time.Time
 	Updated time.Time
+	// TrimOK: the user agreed to leave the oldest turns out when the
+	// conversation no longer fits the model's context.
+	TrimOK bool
 }
 
 // Stats are an answer's generation numbers.
@@ -50,9 +52,25 @@ type Message struct {
 	Model          string
 	Stats          Stats
 	Attachments    []Attachment
-	Created        time.Time
-	Updated        time.Time
+	// Version numbers an answer's versions from 1 (regenerations, edits);
+	// Versions is how many it has (read by Messages; at least 1). Origin
+	// says where this version came from ("" generated, OriginEdited).
+	Version  int
+	Versions int
+	Origin   string
+	// View is what of the conversation the model saw for this answer.
+	View    View
+	Created time.Time
+	Updated time.Time
 }
+
+// View describes the part of a conversation a model was given: messages
+// before seq From were left out, and those before MediaFrom lost their
+// attachments (0: nothing left out).
+type View struct{ From, MediaFrom int }
+
+// Trimmed reports whether anything was left out.
+func (v View) Trimmed() bool { return v.From > 0 || v.MediaFrom > 0 }
 
 // CreateConversation starts a conversation.
 func (s *Store) CreateConversation(title, model string) (Conversation, error) {
@@ -71,6 +89,12 @@ func (s *Store) Rename(id, title string) error {
 	return s.execOne(`UPDATE conversations SET title = ? WHERE id = ?`, title, id)
 }
 
+// SetTrimOK records whether the user agreed to leave the oldest turns of a
+// conversation out when it no longer fits the model's context.
+func (s *Store) SetTrimOK(id string, ok bool) error {
+	return s.execOne(`UPDATE conversations SET trim_ok = ? WHERE id = ?`, ok, id)
+}
+
 // SetModel records the model a conversation last used.
 func (s *Store) SetModel(id, model string) error {
 	return s.execOne(`UPDATE conversations SET model = ? WHERE id = ?`, model, id)
@@ -85,35 +109,12 @@ func (s *Store) DeleteConversation(id string) error {
 	return s.collectBlobs(time.Hour)
 }
 
-// Conversations lists conversations, newest first, whose title contains
-// query (case-insensitive; "" lists all).
-func (s *Store) Conversations(query string) ([]Conversation, error) {
-	like := "%" + escapeLike(query) + "%"
-	rows, err := s.db.Query(`SELECT id, title, model, created, updated FROM conversations
-		WHERE title LIKE ? ESCAPE '\' ORDER BY updated DESC, created DESC`, like)
-	if err != nil {
-		return nil, fmt.Errorf("history: list conversations: %w", err)
-	}
-	defer rows.Close()
-	var out []Conversation
-	for rows.Next() {
-		var c Conversation
-		var cr, up int64
-		if err := rows.Scan(&c.ID, &c.Title, &c.Model, &cr, &up); err != nil {
-			return nil, err
-		}
-		c.Created, c.Updated = fromMillis(cr), fromMillis(up)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
 // Conversation returns one conversation.
 func (s *Store) Conversation(id string) (Conversation, error) {
 	var c Conversation
 	var cr, up int64
-	err := s.db.QueryRow(`SELECT id, title, model, created, updated FROM conversations WHERE id = ?`, id).
-		Scan(&c.ID, &c.Title, &c.Model, &cr, &up)
+	err := s.db.QueryRow(`SELECT id, title, model, created, updated, trim_ok FROM conversations WHERE id = ?`, id).
+		Scan(&c.ID, &c.Title, &c.Model, &cr, &up, &c.TrimOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -139,12 +140,13 @@ func (s *Store) Append(m *Message) error {
 	if m.State == "" {
 		m.State = Done
 	}
+	m.Version, m.Versions = 1, 1
 	_, err = tx.Exec(`INSERT INTO messages (id, conversation_id, seq, role, text, thinking, state, error, model,
-		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, created, updated, origin, view_from, media_from)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.ConversationID, seq, m.Role, m.Text, m.Thinking, m.State, m.Error, m.Model,
 		m.Stats.PromptTokens, m.Stats.GeneratedTokens, m.Stats.TimeToFirst.Milliseconds(),
-		m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t, t)
+		m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t, t, m.Origin, m.View.From, m.View.MediaFrom)
 	if err != nil {
 		return fmt.Errorf("history: save message: %w", err)
 	}
@@ -166,9 +168,11 @@ func (s *Store) Update(m *Message) error {
 	t := now()
 	m.Updated = fromMillis(t)
 	return s.execOne(`UPDATE messages SET text = ?, thinking = ?, state = ?, error = ?, model = ?,
-		prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, elapsed_ms = ?, tok_per_s = ?, updated = ? WHERE id = ?`,
+		prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, elapsed_ms = ?, tok_per_s = ?, updated = ?,
+		view_from = ?, media_from = ? WHERE id = ?`,
 		m.Text, m.Thinking, m.State, m.Error, m.Model, m.Stats.PromptTokens, m.Stats.GeneratedTokens,
-		m.Stats.TimeToFirst.Milliseconds(), m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t, m.ID)
+		m.Stats.TimeToFirst.Milliseconds(), m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t,
+		m.View.From, m.View.MediaFrom, m.ID)
 }
 
 // TruncateAfter deletes every message of the conversation after seq
@@ -187,7 +191,9 @@ func (s *Store) DeleteRange(conversationID string, from, to int) error {
 // Messages returns a conversation's messages in order, with attachments.
 func (s *Store) Messages(conversationID string) ([]Message, error) {
 	rows, err := s.db.Query(`SELECT id, seq, role, text, thinking, state, error, model, prompt_tokens, gen_tokens,
-		ttft_ms, elapsed_ms, tok_per_s, created, updated FROM messages WHERE conversation_id = ? ORDER BY seq`, conversationID)
+		ttft_ms, elapsed_ms, tok_per_s, created, updated, version, origin, view_from, media_from,
+		1 + (SELECT COUNT(*) FROM message_versions v WHERE v.message_id = messages.id)
+		FROM messages WHERE conversation_id = ? ORDER BY seq`, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("history: read messages: %w", err)
 	}
@@ -197,7 +203,8 @@ func (s *Store) Messages(conversationID string) ([]Message, error) {
 		m := Message{ConversationID: conversationID}
 		var ttft, elapsed, cr, up int64
 		if err := rows.Scan(&m.ID, &m.Seq, &m.Role, &m.Text, &m.Thinking, &m.State, &m.Error, &m.Model,
-			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec, &cr, &up); err != nil {
+			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec, &cr, &up,
+			&m.Version, &m.Origin, &m.View.From, &m.View.MediaFrom, &m.Versions); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -253,9 +260,4 @@ func touch(tx *sql.Tx, conversationID string, t int64) error {
 		return fmt.Errorf("history: conversation %s: %w", conversationID, ErrNotFound)
 	}
 	return nil
-}
-
-func escapeLike(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
 }

@@ -51,6 +51,48 @@ var migrations = []string{
 		PRIMARY KEY (message_id, ord)
 	);
 	CREATE INDEX attachments_sha ON attachments(sha256);`,
+
+	// 2: answer versions (regenerations, later edits), what each answer's
+	// model saw of the conversation, per-conversation consent to leave old
+	// turns out, and full-text search over message text.
+	`ALTER TABLE messages ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+	ALTER TABLE messages ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN view_from INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE messages ADD COLUMN media_from INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE conversations ADD COLUMN trim_ok INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE message_versions (
+		message_id    TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+		version       INTEGER NOT NULL,
+		origin        TEXT NOT NULL DEFAULT '',
+		text          TEXT NOT NULL DEFAULT '',
+		thinking      TEXT NOT NULL DEFAULT '',
+		state         TEXT NOT NULL,
+		error         TEXT NOT NULL DEFAULT '',
+		model         TEXT NOT NULL DEFAULT '',
+		prompt_tokens INTEGER NOT NULL DEFAULT 0,
+		gen_tokens    INTEGER NOT NULL DEFAULT 0,
+		ttft_ms       INTEGER NOT NULL DEFAULT 0,
+		elapsed_ms    INTEGER NOT NULL DEFAULT 0,
+		tok_per_s     REAL NOT NULL DEFAULT 0,
+		view_from     INTEGER NOT NULL DEFAULT 0,
+		media_from    INTEGER NOT NULL DEFAULT 0,
+		created       INTEGER NOT NULL,
+		updated       INTEGER NOT NULL,
+		PRIMARY KEY (message_id, version)
+	);
+	CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', content_rowid='rowid',
+		tokenize='unicode61 remove_diacritics 2');
+	INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages;
+	CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+		INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+	END;
+	CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+		INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+	END;
+	CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages WHEN old.text IS NOT new.text BEGIN
+		INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+		INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+	END;`,
 }
 
 // SchemaVersion is the version this build writes.
