@@ -8,37 +8,27 @@ import (
 	"perch/engine/tensor"
 )
 
-// audioPrefixes are where checkpoints keep audio_tower and embed_audio:
-// converted (mlx-community) first, then the Hugging Face layout.
-var audioPrefixes = []string{"", "model."}
-
 // LoadAudio binds the audio tower (or the unified embedder) of an open
 // checkpoint; nil, nil when the config has no audio_config. Conv weights
 // may be in the MLX layout of converted checkpoints or in PyTorch's, which
 // is transposed on load as mlx-vlm's sanitize does.
 func LoadAudio(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (*AudioTower, error) {
-	ac, err := ParseAudioConfig(cfg.AudioConfig)
-	if err != nil || ac == nil {
-		return nil, err
+	ac := cfg.Audio
+	if ac == nil {
+		return nil, nil
 	}
-	prefix, found := "", false
-	for _, p := range audioPrefixes {
-		if ck.Has(p + "embed_audio.embedding_projection.weight") {
-			prefix, found = p, true
-			break
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("checkpoint %s has audio_config but no embed_audio.embedding_projection.weight", ck.Dir)
+	names := findLayout(ck.Has)
+	if !ck.Has(names.EmbedAudio + "embedding_projection.weight") {
+		return nil, fmt.Errorf("checkpoint %s has audio_config but no %s", ck.Dir, probeAudio)
 	}
 	ld := &loader{ck: ck, b: b, cfg: cfg}
 	a := &AudioTower{Cfg: ac, b: b}
 	a.EmbedAudio = Embedder{
-		EmbeddingProjection: ld.linear(prefix+"embed_audio.embedding_projection", cfg.Text.HiddenSize, ac.EmbedDim()),
+		EmbeddingProjection: ld.linear(names.EmbedAudio+"embedding_projection", cfg.Text.HiddenSize, ac.EmbedDim()),
 		eps:                 float32(ac.RMSNormEps),
 	}
 	if !ac.Unified() {
-		ld.conformer(a, prefix+"audio_tower.")
+		ld.conformer(a, names.Audio)
 	}
 	if ld.err != nil {
 		return nil, fmt.Errorf("load audio: %w", ld.err)

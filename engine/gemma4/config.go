@@ -79,6 +79,12 @@ type Config struct {
 	EOATokenID      int32           `json:"eoa_token_id"`
 	SoftTokensImage int             `json:"vision_soft_tokens_per_image"`
 	EOSTokenIDs     []int32         `json:"-"`
+	// Vision and Audio are the parsed tower configs (nil without them).
+	Vision *VisionConfig `json:"-"`
+	Audio  *AudioConfig  `json:"-"`
+	// Unrecognized lists config keys no parser here reads or knowingly
+	// ignores ("text_config.foo"): a newer or foreign checkpoint.
+	Unrecognized []string `json:"-"`
 	// Quantization: the default (Bits 0 when unquantized) and overrides by
 	// module path; a nil override value means "not quantized".
 	Quant          Quant
@@ -121,13 +127,17 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("bad field: %w", err)
 	}
 	textRaw, nested := top["text_config"]
-	textKeys := top
-	if nested && string(textRaw) != "null" {
+	nested = nested && string(textRaw) != "null"
+	textKeys := top // a flat text-only config
+	if nested {
+		// A map of its own: top-level fields must not be overwritten by
+		// text_config's (top-level eos_token_id [1, 106] beats text_config's 1).
+		textKeys = map[string]json.RawMessage{}
 		if err := json.Unmarshal(textRaw, &textKeys); err != nil {
 			return nil, fmt.Errorf("text_config is not an object: %w", err)
 		}
 	} else {
-		textRaw = data // flat text-only config
+		textRaw = data
 	}
 	if err := json.Unmarshal(textRaw, &c.Text); err != nil {
 		return nil, fmt.Errorf("text_config: bad field: %w", err)
@@ -152,6 +162,13 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := parseEOS(top, textKeys, c); err != nil {
 		return nil, err
 	}
+	if raw, ok := top["tie_word_embeddings"]; ok && nested && string(raw) != "null" {
+		var tie bool
+		if err := json.Unmarshal(raw, &tie); err != nil {
+			return nil, fmt.Errorf("tie_word_embeddings: %w", err)
+		}
+		c.Text.TieWordEmbeddings = &tie // the top level wins over text_config
+	}
 	if err := parseQuant(top, c); err != nil {
 		return nil, err
 	}
@@ -173,7 +190,32 @@ func ParseConfig(data []byte) (*Config, error) {
 			}
 		}
 	}
-	return c, c.validate()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := c.parseTowers(); err != nil {
+		return nil, err
+	}
+	c.Unrecognized = unrecognizedKeys(top, textKeys, nested)
+	return c, nil
+}
+
+// parseTowers parses vision_config and audio_config. A vision tower
+// without default_output_length (configs re-saved by newer transformers
+// drop it) takes the top-level vision_soft_tokens_per_image.
+func (c *Config) parseTowers() error {
+	var err error
+	if c.Vision, err = ParseVisionConfig(c.VisionConfig); err != nil {
+		return err
+	}
+	if v := c.Vision; v != nil && !v.Unified() && v.DefaultOutputLength <= 0 {
+		if c.SoftTokensImage <= 0 {
+			return fmt.Errorf("vision_config has no default_output_length and config no vision_soft_tokens_per_image")
+		}
+		v.DefaultOutputLength = c.SoftTokensImage
+	}
+	c.Audio, err = ParseAudioConfig(c.AudioConfig)
+	return err
 }
 
 var textRequired = []string{

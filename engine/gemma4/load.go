@@ -8,9 +8,6 @@ import (
 	"perch/engine/tensor"
 )
 
-// textPrefixes are where checkpoints keep the language model, most common first.
-var textPrefixes = []string{"language_model.model.", "model.language_model.", "model."}
-
 // loader binds checkpoint tensors with config-derived shapes.
 type loader struct {
 	ck  *checkpoint.Checkpoint
@@ -61,15 +58,9 @@ func (ld *loader) tensor(name string, shape ...int) tensor.Tensor {
 // LoadText binds the language model of an open checkpoint.
 func LoadText(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (*Text, error) {
 	t := &cfg.Text
-	prefix := ""
-	for _, p := range textPrefixes {
-		if ck.Has(p + "embed_tokens.weight") {
-			prefix = p
-			break
-		}
-	}
-	if prefix == "" {
-		return nil, fmt.Errorf("checkpoint %s has no language model (looked for %sembed_tokens.weight)", ck.Dir, textPrefixes[0])
+	prefix := findLayout(ck.Has).Text
+	if !ck.Has(prefix + probeText) {
+		return nil, fmt.Errorf("checkpoint %s has no language model (looked for %s under %s)", ck.Dir, probeText, strings.Join(textPrefixes, ", "))
 	}
 	ld := &loader{ck: ck, b: b, cfg: cfg}
 	m := &Text{Cfg: t, b: b, Prefix: prefix}
@@ -145,11 +136,7 @@ func (ld *loader) layer(prefix string, i int) *DecoderLayer {
 			Scale:          ld.tensor(p+"router.scale", H),
 			PerExpertScale: ld.tensor(p+"router.per_expert_scale", E),
 		}
-		l.Experts = &MLP{
-			GateProj: ld.experts(p+"experts.switch_glu.gate_proj", E, MI, H),
-			UpProj:   ld.experts(p+"experts.switch_glu.up_proj", E, MI, H),
-			DownProj: ld.experts(p+"experts.switch_glu.down_proj", E, H, MI),
-		}
+		l.Experts = ld.moeExperts(p, E, MI, H)
 		l.PreFeedforwardLayernorm2 = ld.tensor(p+"pre_feedforward_layernorm_2.weight", H)
 		l.PostFeedforwardLayernorm1 = ld.tensor(p+"post_feedforward_layernorm_1.weight", H)
 		l.PostFeedforwardLayernorm2 = ld.tensor(p+"post_feedforward_layernorm_2.weight", H)
@@ -187,4 +174,40 @@ func ignoredText(ck *checkpoint.Checkpoint, prefix string, t *TextConfig) []stri
 		}
 	}
 	return out
+}
+
+// moeExperts loads the routed experts: split per projection (mlx-community,
+// quantized or not) or, in the Hugging Face layout, the fused gate_up_proj
+// [E, 2I, H] (gate rows first, as mlx-vlm's sanitize splits it) and
+// down_proj [E, H, I].
+func (ld *loader) moeExperts(p string, E, I, H int) *MLP {
+	if ld.err != nil {
+		return nil
+	}
+	if !ld.ck.Has(p + expertsGateUp) {
+		return &MLP{
+			GateProj: ld.experts(p+expertsSplit+"gate_proj", E, I, H),
+			UpProj:   ld.experts(p+expertsSplit+"up_proj", E, I, H),
+			DownProj: ld.experts(p+expertsSplit+"down_proj", E, H, I),
+		}
+	}
+	gu := ld.tensor(p+expertsGateUp, E, 2*I, H)
+	down := ld.tensor(p+expertsDownRaw, E, H, I)
+	if ld.err != nil {
+		return nil
+	}
+	b := ld.b
+	gate, up := b.Slice(gu, 1, 0, I), b.Slice(gu, 1, I, 2*I)
+	if err := b.Eval(gate, up); err != nil {
+		ld.err = fmt.Errorf("tensor %q: split into gate and up: %w", p+expertsGateUp, err)
+		return nil
+	}
+	b.Pin(gate)
+	b.Pin(up)
+	b.Unpin(gu)
+	return &MLP{
+		GateProj: &tensor.Linear{W: gate, In: H, Out: I},
+		UpProj:   &tensor.Linear{W: up, In: H, Out: I},
+		DownProj: &tensor.Linear{W: down, In: I, Out: H},
+	}
 }

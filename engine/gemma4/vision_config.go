@@ -73,8 +73,7 @@ func ParseVisionConfig(raw json.RawMessage) (*VisionConfig, error) {
 	switch v.ModelType {
 	case "gemma4_vision":
 		need = append(common, "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-			"head_dim", "intermediate_size", "position_embedding_size", "default_output_length",
-			"standardize", "rope_parameters")
+			"head_dim", "intermediate_size", "position_embedding_size", "standardize", "rope_parameters")
 	case "gemma4_unified_vision":
 		need = append(common, "mm_embed_dim", "mm_posemb_size", "model_patch_size", "num_soft_tokens", "output_proj_dims")
 	default:

@@ -15,22 +15,23 @@ type Vision interface {
 // LoadVision binds the image path: the SigLIP tower (gemma4_vision) or the
 // unified embedder; nil when the config has no vision_config.
 func LoadVision(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (Vision, *VisionConfig, error) {
-	vc, err := ParseVisionConfig(cfg.VisionConfig)
-	if err != nil || vc == nil {
-		return nil, nil, err
+	vc := cfg.Vision
+	if vc == nil {
+		return nil, nil, nil
 	}
 	ld := &loader{ck: ck, b: b, cfg: cfg}
 	H := cfg.Text.HiddenSize
+	names := findLayout(ck.Has)
 	if vc.Unified() {
 		E, pd := vc.MMEmbedDim, 3*vc.ModelPatchSize*vc.ModelPatchSize
-		p := "vision_embedder."
+		p := names.VisionEmbedder
 		v := &VisionEmbedder{Cfg: vc, b: b,
 			PatchLn1W: ld.tensor(p+"patch_ln1.weight", pd), PatchLn1B: ld.tensor(p+"patch_ln1.bias", pd),
 			PatchDense: ld.linear(p+"patch_dense", E, pd),
 			PatchLn2W:  ld.tensor(p+"patch_ln2.weight", E), PatchLn2B: ld.tensor(p+"patch_ln2.bias", E),
 			PosEmbedding: ld.tensor(p+"pos_embedding", vc.MMPosembSize, 2, E),
 			PosNormW:     ld.tensor(p+"pos_norm.weight", E), PosNormB: ld.tensor(p+"pos_norm.bias", E),
-			EmbedVision: Embedder{EmbeddingProjection: ld.linear("embed_vision.embedding_projection", H, vc.OutputProjDims), eps: float32(vc.RMSNormEps)},
+			EmbedVision: Embedder{EmbeddingProjection: ld.linear(names.EmbedVision+"embedding_projection", H, vc.OutputProjDims), eps: float32(vc.RMSNormEps)},
 		}
 		if ld.err == nil && (v.PatchDense.Bias == nil) {
 			ld.err = fmt.Errorf("checkpoint %s is missing tensor %q", ck.Dir, p+"patch_dense.bias")
@@ -38,11 +39,11 @@ func LoadVision(b tensor.Backend, ck *checkpoint.Checkpoint, cfg *Config) (Visio
 		return v, vc, ld.err
 	}
 	D, hd := vc.HiddenSize, vc.HeadDim
-	p := "vision_tower."
+	p := names.Vision
 	v := &VisionTower{Cfg: vc, b: b,
 		InputProj:              ld.linear(p+"patch_embedder.input_proj", D, 3*vc.PatchSize*vc.PatchSize),
 		PositionEmbeddingTable: ld.tensor(p+"patch_embedder.position_embedding_table", 2, vc.PositionEmbeddingSize, D),
-		EmbedVision:            Embedder{EmbeddingProjection: ld.linear("embed_vision.embedding_projection", H, D), eps: float32(vc.RMSNormEps)},
+		EmbedVision:            Embedder{EmbeddingProjection: ld.linear(names.EmbedVision+"embedding_projection", H, D), eps: float32(vc.RMSNormEps)},
 	}
 	if vc.Standardize {
 		v.StdBias, v.StdScale = ld.tensor(p+"std_bias", D), ld.tensor(p+"std_scale", D)

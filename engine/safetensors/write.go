@@ -5,16 +5,32 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
 
-// Tensor is one tensor to write: raw little-endian bytes of the given dtype.
+// Tensor is one tensor to write: raw little-endian bytes of the given
+// dtype, or, when Data is nil, a Stream that writes exactly that many
+// bytes (so a multi-gigabyte checkpoint is never held in memory).
 type Tensor struct {
-	Name  string
-	DType string
-	Shape []int
-	Data  []byte
+	Name   string
+	DType  string
+	Shape  []int
+	Data   []byte
+	Stream func(w io.Writer) error
+}
+
+// Bytes is the tensor's payload size: len(Data), or dtype size × elements.
+func (t Tensor) Bytes() int64 {
+	if t.Data != nil || t.Stream == nil {
+		return int64(len(t.Data))
+	}
+	n := int64(dtypeSizes[t.DType])
+	for _, d := range t.Shape {
+		n *= int64(d)
+	}
+	return n
 }
 
 // Write stores tensors (sorted by name, like MLX does) in a new file at path.
@@ -30,11 +46,13 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 		if _, ok := dtypeSizes[t.DType]; !ok {
 			return fmt.Errorf("write %s: tensor %q: unknown dtype %q", path, t.Name, t.DType)
 		}
-		header[t.Name] = map[string]any{
-			"dtype": t.DType, "shape": t.Shape,
-			"data_offsets": []uint64{off, off + uint64(len(t.Data))},
+		shape := t.Shape
+		if shape == nil {
+			shape = []int{} // a 0-d tensor: readers expect [], not null
 		}
-		off += uint64(len(t.Data))
+		n := uint64(t.Bytes())
+		header[t.Name] = map[string]any{"dtype": t.DType, "shape": shape, "data_offsets": []uint64{off, off + n}}
+		off += n
 	}
 	hdr, err := json.Marshal(header)
 	if err != nil {
@@ -53,11 +71,41 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 	w.Write(lenBuf[:])
 	w.Write(hdr)
 	for _, t := range sorted {
-		w.Write(t.Data)
+		if err := writeData(w, t); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: tensor %q: %w", path, t.Name, err)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// writeData writes t's bytes, checking that a Stream wrote exactly Bytes().
+func writeData(w io.Writer, t Tensor) error {
+	if t.Data != nil || t.Stream == nil {
+		_, err := w.Write(t.Data)
+		return err
+	}
+	c := &countingWriter{w: w}
+	if err := t.Stream(c); err != nil {
+		return err
+	}
+	if c.n != t.Bytes() {
+		return fmt.Errorf("stream wrote %d bytes for %s %v (want %d)", c.n, t.DType, t.Shape, t.Bytes())
+	}
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
