@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"perch/engine/prompt"
 )
 
 // ErrBusy is returned by Generate at once when the request queue is full.
@@ -24,48 +26,29 @@ type Generator interface {
 	Generate(ctx context.Context, req Request) (<-chan Event, error)
 }
 
-// Role of a chat message, as in OpenAI's chat API ("assistant" renders as
-// the model's turn).
-type Role string
-
-const (
-	RoleSystem    Role = "system"
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool"
+// The request's content types are package prompt's (the processor and the
+// training data speak them too); these names keep the engine's API whole.
+type (
+	Role     = prompt.Role
+	PartType = prompt.PartType
+	Part     = prompt.Part
+	Message  = prompt.Message
 )
 
-// PartType says what a content part carries.
-type PartType string
-
 const (
-	PartText  PartType = "text"
-	PartImage PartType = "image"
-	PartAudio PartType = "audio"
-	PartVideo PartType = "video"
+	RoleSystem    = prompt.System
+	RoleUser      = prompt.User
+	RoleAssistant = prompt.Assistant
+	RoleTool      = prompt.Tool
+
+	PartText  = prompt.Text
+	PartImage = prompt.Image
+	PartAudio = prompt.Audio
+	PartVideo = prompt.Video
 )
 
-// Part is one piece of a message's content: text, or the raw bytes of a
-// media file (the engine sniffs and preprocesses them before queueing).
-type Part struct {
-	Type PartType
-	Text string
-	Data []byte // media bytes for image/audio/video parts
-	Name string // a name for error messages (file name or URL), optional
-}
-
-// Message is one chat turn.
-type Message struct {
-	Role    Role
-	Content []Part
-	// Thinking is a prior assistant turn's reasoning; templates strip it.
-	Thinking string
-}
-
-// Text returns a user message holding only text.
-func Text(role Role, s string) Message {
-	return Message{Role: role, Content: []Part{{Type: PartText, Text: s}}}
-}
+// Text returns a message holding only text.
+func Text(role Role, s string) Message { return prompt.TextMessage(role, s) }
 
 // Sampling overrides the model's generation_config defaults. A nil field
 // keeps the default; Temperature 0 is greedy.

@@ -33,7 +33,7 @@ func activeMemory(t *testing.T, e *Engine) int64 {
 	var n int64
 	err := e.onEngine(func(b tensor.Backend) {
 		e.sess.drop(b)
-		e.encCache.clear(b)
+		e.encCache.Clear()
 		b.Sweep()
 		n = b.ActiveMemory()
 	})

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"sync/atomic"
 
 	"perch/engine/chatoutput"
-	"perch/engine/chattemplate"
 	"perch/engine/gemma4"
 	"perch/engine/tensor"
 	"perch/engine/tokenizer"
-	"perch/media/logmel"
+	"perch/media/picture"
 )
 
 // Options configure an Engine.
@@ -27,6 +25,14 @@ type Options struct {
 	MaxTokens    int    // default answer length when a request says 0 (default 2048)
 	// EncoderCacheBytes bounds the cache of tower outputs (default 256 MiB).
 	EncoderCacheBytes int64
+	// MediaCacheBytes bounds the prepared attachments kept by content hash
+	// (gemma4.ProcessorOptions; default 128 MiB).
+	MediaCacheBytes int64
+	// Pictures decodes images; share one with the chat's thumbnails so a
+	// photo is decoded once (nil: the engine's own).
+	Pictures *picture.Pool
+	// MaxRequestPixels bounds one request's decoded image pixels (default 128 MP).
+	MaxRequestPixels int64
 	// MaxKVBytes is the memory the KV cache may take; a request that would
 	// need more is refused up front (0: no limit).
 	MaxKVBytes int64
@@ -56,10 +62,7 @@ type Engine struct {
 	stops map[int32]bool
 	cfg   *gemma4.Config
 
-	tmpl      *chattemplate.Template
-	visionCfg *gemma4.VisionConfig // nil without vision
-	proc      *processorConfig
-	mel       *logmel.Extractor
+	proc *gemma4.Processor
 
 	queue   chan *job
 	life    context.Context // cancelled by Close: every job stops promptly
@@ -115,16 +118,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
 	}
 	e.life, e.kill = context.WithCancel(context.Background())
-	if err := e.loadTemplate(dir); err != nil {
-		return nil, err
-	}
-	if e.visionCfg, err = gemma4.ParseVisionConfig(cfg.VisionConfig); err != nil {
-		return nil, err
-	}
-	if e.proc, err = loadProcessorConfig(dir); err != nil {
-		return nil, err
-	}
-	if e.mel, err = logmel.New(logmel.Gemma4); err != nil {
+	e.proc, err = gemma4.NewProcessor(dir, cfg, tok, gemma4.ProcessorOptions{
+		MediaCacheBytes: opts.MediaCacheBytes, Pictures: opts.Pictures, MaxRequestPixels: opts.MaxRequestPixels})
+	if err != nil {
 		return nil, err
 	}
 	ctxLen := cfg.Text.MaxPositionEmbeddings
@@ -136,9 +132,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	e.info = ModelInfo{
 		Name: filepath.Base(filepath.Clean(dir)), Dir: dir, Family: family(cfg),
-		Vision:        len(cfg.VisionConfig) > 0 && string(cfg.VisionConfig) != "null",
-		Audio:         len(cfg.AudioConfig) > 0 && string(cfg.AudioConfig) != "null",
-		ContextLength: ctxLen,
+		Vision: e.proc.Vision(), Audio: e.proc.Audio(), ContextLength: ctxLen,
 	}
 	e.info.Video = e.info.Vision
 	ready := make(chan error, 1)
@@ -162,16 +156,6 @@ func family(cfg *gemma4.Config) string {
 		return "gemma4-unified"
 	}
 	return "gemma4"
-}
-
-// unifiedAudio reports whether audio goes through the 12B's encoder-free
-// embedder (raw 40 ms waveform rows) rather than the conformer.
-func (e *Engine) unifiedAudio() bool {
-	var ac struct {
-		ModelType string `json:"model_type"`
-	}
-	json.Unmarshal(e.cfg.AudioConfig, &ac)
-	return ac.ModelType == "gemma4_unified_audio"
 }
 
 // Info describes the loaded model.
@@ -200,7 +184,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	b.Sweep()
 	e.b, e.model = b, m
 	m.Text.WindowSlack = e.opts.WindowSlack
-	e.encCache = newEncoderCache(e.opts.EncoderCacheBytes)
+	e.encCache = newEncoderCache(b, e.opts.EncoderCacheBytes)
 	e.info.Backend = b.Name()
 	e.kvElem = 4
 	if lazy(b) && m.Text.DType() != tensor.Float32 {
@@ -220,7 +204,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 		}
 		e.serve(j)
 	}
-	e.encCache.clear(b)
+	e.encCache.Clear()
 	e.sess.drop(b)
 	m.Close()
 	b.Close()

@@ -16,8 +16,7 @@ type job struct {
 	ctx      context.Context
 	req      Request
 	prompt   []int32
-	items    []*mediaItem
-	lay      *layout
+	prep     *gemma4.Prepared
 	params   sample.Params
 	maxTok   int
 	events   chan Event
@@ -61,35 +60,19 @@ func (j *job) fail(err error) {
 // prepare does everything that needs no native work: prompt ids, sampling
 // settings, limits. Errors here reach the caller before anything is queued.
 func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
-	items, err := e.prepareMedia(ctx, &req)
+	params, err := e.samplingParams(req.Sampling) // cheap checks before the expensive work
 	if err != nil {
 		return nil, err
-	}
-	prompt, err := e.promptIDs(ctx, &req, items)
-	if err != nil {
-		return nil, err
-	}
-	if len(prompt) == 0 {
-		return nil, fmt.Errorf("empty prompt")
-	}
-	lay, err := e.layoutOf(prompt, items)
-	if err != nil {
-		return nil, err
-	}
-	V := e.cfg.Text.VocabSize
-	for i, id := range prompt {
-		if id < 0 || int(id) >= V {
-			return nil, fmt.Errorf("prompt token %d at position %d is outside the vocabulary (0..%d)", id, i, V-1)
-		}
 	}
 	ctxLen := e.info.ContextLength
-	if len(prompt) >= ctxLen {
-		return nil, fmt.Errorf("the prompt is %d tokens but the context holds %d: shorten the conversation or start a new one", len(prompt), ctxLen)
-	}
-	params, err := e.samplingParams(req.Sampling)
+	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
+		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
+		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Context: ctxLen,
+	})
 	if err != nil {
 		return nil, err
 	}
+	prompt := prep.IDs
 	maxTok := req.MaxTokens
 	if maxTok <= 0 {
 		maxTok = e.opts.MaxTokens
@@ -103,7 +86,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	// The job stops when its caller cancels or when the engine closes.
 	jctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(e.life, cancel)
-	return &job{ctx: jctx, release: func() { stop(); cancel() }, req: req, prompt: prompt, items: items, lay: lay,
+	return &job{ctx: jctx, release: func() { stop(); cancel() }, req: req, prompt: prompt, prep: prep,
 		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now()}, nil
 }
 
@@ -149,7 +132,7 @@ func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
 // run executes a job on the engine thread.
 func (e *Engine) run(j *job) {
 	b := e.b
-	stats := &Stats{PromptTokens: len(j.prompt), Backend: b.Name(), PromptByKind: j.lay.kinds}
+	stats := &Stats{PromptTokens: len(j.prompt), Backend: b.Name(), PromptByKind: j.prep.ByKind}
 	if j.ctx.Err() != nil {
 		e.finish(j, stats, StopCancelled)
 		return
@@ -168,7 +151,7 @@ func (e *Engine) run(j *job) {
 	t0 := time.Now()
 	var embeds tensor.Tensor
 	var err error
-	if len(j.items) > 0 {
+	if len(j.prep.Media) > 0 {
 		if embeds, err = e.embeddings(j, stats, reused); err != nil {
 			e.failOrCancel(j, stats, err)
 			return
@@ -233,8 +216,8 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, f
 	// The vision overlay (image blocks attend both ways) needs each block in
 	// one pass; like mlx-vlm, such prompts are prefilled whole.
 	var blocks []int
-	if text.Cfg.UseBidirectionalAttention == "vision" && j.lay.hasVisual() {
-		chunk, blocks = len(j.prompt), j.lay.blocks
+	if text.Cfg.UseBidirectionalAttention == "vision" && j.prep.Blocks != nil {
+		chunk, blocks = len(j.prompt), j.prep.Blocks
 	}
 	var logits tensor.Tensor
 	for start := from; start < len(j.prompt); start += chunk {
@@ -248,7 +231,7 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, f
 		}
 		if embeds != nil {
 			in.Embeds = b.Slice(embeds, 1, start, end)
-			in.PLEIDs = b.FromInt32(j.lay.pleIDs[start:end], []int{1, end - start})
+			in.PLEIDs = b.FromInt32(j.prep.PLEIDs[start:end], []int{1, end - start})
 		}
 		logits = text.Forward(in, caches)
 		keep := append(kvcache.States(caches), logits)

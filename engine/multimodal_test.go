@@ -116,8 +116,9 @@ func TestMixedPrompt(t *testing.T) {
 	if !slices.Equal(j.prompt, want) {
 		t.Fatalf("spliced %v\nwant %v", j.prompt, want)
 	}
-	if j.lay.rows[0][0] != 2 || j.lay.rows[1][0] != 10 || j.lay.rows[2][0] != 18 || j.lay.blocks[2] != 0 || j.lay.blocks[10] != 1 || j.lay.blocks[18] != -1 {
-		t.Fatalf("rows start %d %d %d, blocks %v", j.lay.rows[0][0], j.lay.rows[1][0], j.lay.rows[2][0], j.lay.blocks)
+	m, blocks := j.prep.Media, j.prep.Blocks
+	if m[0].Rows[0] != 2 || m[1].Rows[0] != 10 || m[2].Rows[0] != 18 || blocks[2] != 0 || blocks[10] != 1 || blocks[18] != -1 {
+		t.Fatalf("rows start %d %d %d, blocks %v", m[0].Rows[0], m[1].Rows[0], m[2].Rows[0], blocks)
 	}
 	ch, err := e.Generate(context.Background(), req)
 	if err != nil {

@@ -29,11 +29,11 @@ func identities(j *job) []ident {
 	for i, id := range j.prompt {
 		out[i] = ident{id: id}
 	}
-	for k, it := range j.lay.items {
+	for _, m := range j.prep.Media {
 		h := fnv.New64a()
-		h.Write([]byte(it.key))
+		h.Write([]byte(m.Key))
 		sum := h.Sum64()
-		for r, pos := range j.lay.rows[k] {
+		for r, pos := range m.Rows {
 			out[pos].media, out[pos].row = sum, int32(r)
 		}
 	}

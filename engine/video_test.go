@@ -35,32 +35,32 @@ func makeVideo(t *testing.T, seconds string, audio bool) []byte {
 func TestVideoSplicesFramesAndAudio(t *testing.T) {
 	clip := makeVideo(t, "2", true)
 	e := openTiny(t, "text-tiny", Options{})
-	req := Request{PromptIDs: []int32{2, 123, e.videoTokenID(), 270}, MaxTokens: 3, IgnoreEOS: true,
+	req := Request{PromptIDs: []int32{2, 123, videoID(e), 270}, MaxTokens: 3, IgnoreEOS: true,
 		Messages: []Message{{Role: RoleUser, Content: []Part{{Type: PartVideo, Data: clip}}}}}
 	j, err := e.prepare(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := j.items[0]
-	if len(v.frames) != 4 || v.stamps[0] != "00:00" || v.track == nil {
-		t.Fatalf("frames %d, stamps %v, audio track %v", len(v.frames), v.stamps, v.track != nil)
+	v := j.prep.Media[0]
+	if len(v.Frames) != 4 || v.Stamps[0] != "00:00" || v.Track == nil || len(j.prep.Media) != 2 || j.prep.Media[1].Media != v.Track {
+		t.Fatalf("frames %d, stamps %v, audio track %v", len(v.Frames), v.Stamps, v.Track != nil)
 	}
 	// Rebuild the expected ids from the parts, in the reference's layout.
 	want := []int32{2, 123}
-	for i, n := range v.tokens {
-		sep := v.stamps[i] + " "
+	for i, n := range v.Tokens {
+		sep := v.Stamps[i] + " "
 		if i > 0 {
 			sep = " " + sep
 		}
 		want = append(want, e.tok.Encode(sep, false)...)
 		want = append(want, e.cfg.BOITokenID)
 		for k := 0; k < n; k++ {
-			want = append(want, e.videoTokenID())
+			want = append(want, videoID(e))
 		}
 		want = append(want, e.cfg.EOITokenID)
 	}
 	want = append(want, e.cfg.BOATokenID)
-	for k := 0; k < v.track.audioTokens; k++ {
+	for k := 0; k < v.Track.AudioTokens; k++ {
 		want = append(want, e.cfg.AudioTokenID)
 	}
 	want = append(want, e.cfg.EOATokenID, 270)
@@ -72,8 +72,8 @@ func TestVideoSplicesFramesAndAudio(t *testing.T) {
 			t.Fatalf("id %d: %d, want %d", i, j.prompt[i], want[i])
 		}
 	}
-	if j.lay.kinds["video"] == 0 || j.lay.kinds["audio"] != v.track.audioTokens || len(j.lay.items) != 2 {
-		t.Fatalf("layout kinds %v, items %d", j.lay.kinds, len(j.lay.items))
+	if j.prep.ByKind["video"] == 0 || j.prep.ByKind["audio"] != v.Track.AudioTokens || len(j.prep.Media) != 2 {
+		t.Fatalf("layout kinds %v, items %d", j.prep.ByKind, len(j.prep.Media))
 	}
 	ch, err := e.Generate(context.Background(), req)
 	if err != nil {
@@ -97,7 +97,7 @@ func TestVideoWithoutVideoStream(t *testing.T) {
 	soundOnly, _ := os.ReadFile(out)
 	e := openTiny(t, "text-tiny", Options{})
 	for name, data := range map[string][]byte{"audio-only mp4": soundOnly, "wav": silentWAV(16000)} {
-		_, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2, e.videoTokenID()},
+		_, err := e.Generate(context.Background(), Request{PromptIDs: []int32{2, videoID(e)},
 			Messages: []Message{{Role: RoleUser, Content: []Part{{Type: PartVideo, Data: data}}}}})
 		if err == nil {
 			t.Errorf("%s accepted as a video", name)
@@ -105,4 +105,14 @@ func TestVideoWithoutVideoStream(t *testing.T) {
 		}
 		t.Logf("%s: %v", name, err)
 	}
+}
+
+// videoID is the model's video placeholder: config's video_token_id, else
+// the tokenizer's <|video|>.
+func videoID(e *Engine) int32 {
+	if e.cfg.VideoTokenID != 0 {
+		return e.cfg.VideoTokenID
+	}
+	id, _ := e.tok.TokenID("<|video|>")
+	return id
 }

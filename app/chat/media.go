@@ -12,6 +12,7 @@ import (
 
 	"perch/media/audio"
 	"perch/media/picture"
+	"perch/media/resample"
 	"perch/media/sniff"
 	"perch/media/video"
 	"perch/ui"
@@ -26,6 +27,10 @@ type MediaProbe struct {
 	// Video describes a video and gives its first frame; nil shows videos
 	// with an icon and no duration.
 	Video func(ctx context.Context, data []byte) (VideoInfo, error)
+	// Pictures decodes images; the engine shares it, so the decode made for
+	// the thumbnail is the one the model's processor prepares the photo
+	// from. nil decodes without a pool.
+	Pictures *picture.Pool
 }
 
 // VideoInfo is what a video probe found.
@@ -45,12 +50,17 @@ func (p MediaProbe) Probe(ctx context.Context, data []byte) (MediaInfo, error) {
 	switch t.Kind {
 	case sniff.Image:
 		info.Kind = ui.Image
-		img, _, err := picture.Decode(ctx, data, picture.DefaultLimits)
+		var src *picture.Source
+		if p.Pictures != nil {
+			src, _, err = p.Pictures.Decode(ctx, data)
+		} else {
+			src, _, err = picture.DecodeSource(ctx, data, picture.DefaultLimits)
+		}
 		if err != nil {
 			return MediaInfo{}, fmt.Errorf("this %s image could not be read: %v", t.Format, err)
 		}
-		info.Width, info.Height = img.W, img.H // upright, after EXIF orientation
-		info.Thumb = thumbnail(rgbImage(img))
+		info.Width, info.Height = src.Size() // upright, after EXIF orientation
+		info.Thumb = sourceThumbnail(src)
 	case sniff.Audio:
 		info.Kind = ui.Audio
 		a, err := audio.Decode(ctx, data, audio.Options{})
@@ -90,6 +100,24 @@ func rgbImage(m *picture.RGB) image.Image {
 	return out
 }
 
+// thumbSize scales w×h so its longest side is at most thumbSide.
+func thumbSize(w, h int) (int, int) {
+	scale := min(1, float64(thumbSide)/float64(max(w, h)))
+	return max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+}
+
+// sourceThumbnail resamples a decoded picture straight from its rows (no
+// full-size RGB copy) and encodes PNG.
+func sourceThumbnail(src *picture.Source) []byte {
+	w, h := src.Size()
+	tw, th := thumbSize(w, h)
+	pix, err := resample.Bicubic(src, tw, th)
+	if err != nil {
+		return nil
+	}
+	return encodePNG(rgbImage(&picture.RGB{W: tw, H: th, Pix: pix}))
+}
+
 // thumbnail scales img so its longest side is thumbSide and encodes PNG.
 func thumbnail(img image.Image) []byte {
 	b := img.Bounds()
@@ -97,13 +125,13 @@ func thumbnail(img image.Image) []byte {
 	if w <= 0 || h <= 0 {
 		return nil
 	}
-	scale := float64(thumbSide) / float64(max(w, h))
-	if scale > 1 {
-		scale = 1
-	}
-	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+	tw, th := thumbSize(w, h)
 	dst := image.NewNRGBA(image.Rect(0, 0, tw, th))
 	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	return encodePNG(dst)
+}
+
+func encodePNG(dst image.Image) []byte {
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, dst); err != nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -215,5 +216,22 @@ func TestEncodePlain(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d special tokens written as text stay text", name, specials)
+	}
+}
+
+// TestMaxTokenBytesBoundsEncode: no token of an encoding stands for more
+// input bytes than MaxTokenBytes, so len(text)/MaxTokenBytes never exceeds
+// the real count.
+func TestMaxTokenBytesBoundsEncode(t *testing.T) {
+	tok := loadTiny(t)
+	per := tok.MaxTokenBytes()
+	if per <= 0 {
+		t.Fatalf("MaxTokenBytes = %d for a byte-fallback tokenizer", per)
+	}
+	for _, text := range []string{"", "hello world", strings.Repeat(" ", 500), strings.Repeat("ab", 300),
+		"<start_of_turn>user\nhi<end_of_turn>", strings.Repeat("\n", 99), "naïve café ☕ " + strings.Repeat("x", 77)} {
+		if n := len(tok.Encode(text, false)); len(text)/per > n {
+			t.Errorf("%q: %d tokens, but the bound says at least %d", text[:min(len(text), 20)], n, len(text)/per)
+		}
 	}
 }

@@ -126,6 +126,7 @@ func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, 
 	if err := lim.check(info.Width, info.Height); err != nil {
 		return nil, info, err
 	}
+	decodes.Add(1)
 	var m image.Image
 	r := bytes.NewReader(data)
 	switch info.Format {

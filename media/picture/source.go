@@ -38,19 +38,34 @@ func (s *Source) RGB() *RGB {
 // Row writes row y's red, green and blue samples to r, g and b (len ≥ w).
 func (s *Source) Row(y int, r, g, b []uint8) {
 	r, g, b = r[:s.w], g[:s.w], b[:s.w]
+	// The planes are read first: they never change, while rgb may be being
+	// set by RGB on another goroutine (a pooled source is shared).
 	switch {
-	case s.rgb != nil:
-		row := s.rgb.Pix[3*s.w*y : 3*s.w*(y+1)]
-		for x := range r {
-			px := row[3*x : 3*x+3 : 3*x+3]
-			r[x], g[x], b[x] = px[0], px[1], px[2]
-		}
+	case s.ycc != nil:
+		yccRowPlanes(s.ycc, y, r, g, b)
 	case s.gray != nil:
 		row := s.gray.Pix[y*s.gray.Stride:][:s.w]
 		copy(r, row)
 		copy(g, row)
 		copy(b, row)
 	default:
-		yccRowPlanes(s.ycc, y, r, g, b)
+		row := s.rgb.Pix[3*s.w*y : 3*s.w*(y+1)]
+		for x := range r {
+			px := row[3*x : 3*x+3 : 3*x+3]
+			r[x], g[x], b[x] = px[0], px[1], px[2]
+		}
 	}
+}
+
+// bytes is an upper bound on the memory the source holds, counting the
+// RGB copy RGB may still make.
+func (s *Source) bytes() int64 {
+	n := int64(3 * s.w * s.h)
+	switch {
+	case s.ycc != nil:
+		n += int64(len(s.ycc.Y) + len(s.ycc.Cb) + len(s.ycc.Cr))
+	case s.gray != nil:
+		n += int64(len(s.gray.Pix))
+	}
+	return n
 }

@@ -31,6 +31,9 @@ type Params struct {
 	PatchSize     int // 16
 	PoolingKernel int // 3
 	Tower         Tower
+	// Unpadded keeps only the real patches (a tower that runs one image at
+	// a time needs no padding rows); otherwise they are padded as above.
+	Unpadded bool
 }
 
 // Validate reports unusable parameters.
@@ -143,7 +146,8 @@ type Input struct {
 }
 
 // Prepare resizes img to the budget and patchifies it for p.Tower: SigLIP
-// rows are padded to MaxSoftTokens·k², unified rows to MaxSoftTokens.
+// rows are padded to MaxSoftTokens·k², unified rows to MaxSoftTokens
+// (unless p.Unpadded).
 func Prepare(img *picture.RGB, p Params) (*Input, error) {
 	return PrepareSource(picture.FromRGB(img), p)
 }
@@ -179,6 +183,9 @@ func PrepareSource(src *picture.Source, p Params) (*Input, error) {
 	size, padTo := p.PatchSize, p.MaxSoftTokens*p.PoolingKernel*p.PoolingKernel
 	if p.Tower == Unified {
 		size, padTo = p.PatchSize*p.PoolingKernel, p.MaxSoftTokens
+	}
+	if p.Unpadded {
+		padTo = 0
 	}
 	patches, err := Patchify(resized, size, padTo)
 	if err != nil {
