@@ -1,0 +1,316 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+)
+
+// Stepper is what a run drives: the Trainer (Driven), or a test's fake.
+type Stepper interface {
+	Step(rows []Row) (StepMetrics, error)
+	Evaluate(rows []Row) (StepMetrics, error)
+	Snapshot() (Snapshot, error)
+}
+
+// Driven is t as a run drives it.
+func Driven(t *Trainer) Stepper { return driven{t} }
+
+type driven struct{ *Trainer }
+
+func (d driven) Snapshot() (Snapshot, error) {
+	a, err := d.Trainer.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Plan is one run.
+type Plan struct {
+	Method       Method
+	Train, Valid []Row
+	Iters        int
+	BatchSize    int
+	// ValEvery validates every N steps (and before the first); the last
+	// step and every checkpoint are always validated when there is
+	// validation data. 0: only those.
+	ValEvery   int
+	ValBatches int // batches per validation (0: 25; -1: all)
+	SaveEvery  int // checkpoint every N steps (0: none)
+	Seed       uint64
+	NoShuffle  bool
+	AdapterDir string
+	Params     int // trainable parameters, for the started event
+}
+
+// DefaultValBatches bounds a validation (mlx-lm's default).
+const DefaultValBatches = 25
+
+// Host connects a run to where it runs.
+type Host struct {
+	// Emit receives every event; the last is EventDone or EventError.
+	Emit func(Event)
+	// Yield runs at every step boundary (and between validation batches):
+	// the engine serves its waiting requests there.
+	Yield func()
+	// save writes a snapshot into a folder (nil: Snapshot.Save); tests
+	// inject faults here.
+	save func(s Snapshot, dir string) error
+}
+
+// Check refuses a plan that cannot run, before any work.
+func (p *Plan) Check() error {
+	switch {
+	case p.BatchSize < 1:
+		return fmt.Errorf("batch size %d: it must be at least 1", p.BatchSize)
+	case len(p.Train) < p.BatchSize:
+		return fmt.Errorf("the training set has %d rows, fewer than the batch size %d: add rows or lower --batch-size", len(p.Train), p.BatchSize)
+	case p.Iters < 1:
+		return fmt.Errorf("iterations %d: train at least 1 step", p.Iters)
+	case p.AdapterDir == "":
+		return errors.New("no adapter folder to save into")
+	case p.SaveEvery < 0 || p.ValEvery < 0:
+		return errors.New("--save-every and --val-every cannot be negative")
+	}
+	return nil
+}
+
+// Run trains p.Iters steps on s, validating, checkpointing and writing the
+// metrics as it goes. It succeeds only once every save has finished; a
+// failed save fails it with an error naming that save, after the latest
+// adapter has been saved where possible. Cancelling ctx stops at a step
+// boundary and saves the latest adapter (Result.Cancelled).
+func Run(ctx context.Context, s Stepper, p Plan, h Host) (*Result, error) {
+	if h.Emit == nil {
+		h.Emit = func(Event) {}
+	}
+	if h.Yield == nil {
+		h.Yield = func() {}
+	}
+	fail := func(err error) (*Result, error) {
+		h.Emit(Event{Kind: EventError, Err: err})
+		return nil, err
+	}
+	if err := p.Check(); err != nil {
+		return fail(err)
+	}
+	if p.ValBatches == 0 {
+		p.ValBatches = DefaultValBatches
+	}
+	batcher, err := NewBatcher(p.Train, p.BatchSize, p.Seed, !p.NoShuffle)
+	if err != nil {
+		return fail(err)
+	}
+	st, err := openStream(p.AdapterDir)
+	if err != nil {
+		return fail(fmt.Errorf("adapter folder: %w", err))
+	}
+	removeStale(p.AdapterDir)
+	r := &runner{s: s, p: p, h: h, batcher: batcher, st: st, sv: newSaver(p.AdapterDir, h.save),
+		metrics: Metrics{Method: p.Method, Iters: p.Iters}}
+	r.emit(Event{Kind: EventStarted, Started: &Started{Method: p.Method, Iters: p.Iters, BatchSize: p.BatchSize,
+		TrainRows: len(p.Train), ValidRows: len(p.Valid), AdapterDir: p.AdapterDir, Params: p.Params}})
+	cancelled, err := r.loop(ctx)
+	return r.finish(cancelled, err)
+}
+
+type runner struct {
+	s       Stepper
+	p       Plan
+	h       Host
+	batcher *Batcher
+	st      *stream
+	sv      *saver
+	metrics Metrics
+
+	trainTime time.Duration
+}
+
+// emit reports ev and appends it to the metrics stream.
+func (r *runner) emit(ev Event) {
+	line := ev.JSON(r.p.Method, true)
+	r.sv.do("metrics stream", func() error { return r.st.write(line) })
+	r.h.Emit(ev)
+}
+
+// loop runs the steps; it reports whether ctx stopped it.
+func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
+	p := &r.p
+	hasVal := len(p.Valid) > 0
+	stopped := func(err error) (bool, error) {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return true, nil
+		}
+		return false, err
+	}
+	if hasVal && p.ValEvery > 0 {
+		if _, err := r.validate(ctx, 0); err != nil {
+			return stopped(err)
+		}
+	}
+	for step := 1; step <= p.Iters; step++ {
+		r.h.Yield()
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		if err := r.sv.failed(); err != nil {
+			return false, err
+		}
+		batch := r.batcher.Next()
+		t0 := time.Now()
+		m, err := r.s.Step(batch)
+		if err != nil {
+			return false, &stepError{fmt.Errorf("step %d: %w", step, err)}
+		}
+		if math.IsNaN(m.Loss) || math.IsInf(m.Loss, 0) {
+			return false, &stepError{fmt.Errorf("step %d: the loss is %v: lower --learning-rate (or --grad-clip) and train again", step, m.Loss)}
+		}
+		elapsed := time.Since(t0)
+		if m.Elapsed == 0 {
+			m.Elapsed = elapsed
+		}
+		r.trainTime += elapsed
+		tokens := 0
+		for i := range batch {
+			tokens += batch[i].Tokens()
+		}
+		loss := m.Loss
+		r.metrics.Steps, r.metrics.LastLoss = step, &loss
+		r.emit(Event{Kind: EventStep, Step: step, Metrics: m, TokensPerSec: float64(tokens) / elapsed.Seconds(),
+			ETA: r.trainTime / time.Duration(step) * time.Duration(p.Iters-step)})
+
+		save := p.SaveEvery > 0 && step%p.SaveEvery == 0
+		val, validated := 0.0, false
+		if hasVal && (save || step == p.Iters || (p.ValEvery > 0 && step%p.ValEvery == 0)) {
+			if val, err = r.validate(ctx, step); err != nil {
+				return stopped(err)
+			}
+			validated = true
+		}
+		if save {
+			if err := r.checkpoint(step, val, validated); err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
+}
+
+// validate runs the validation batches and records their loss: a mean over
+// counted tokens (SFT) or over pairs (DPO, ORPO).
+func (r *runner) validate(ctx context.Context, step int) (float64, error) {
+	t0 := time.Now()
+	var sum, weight float64
+	tokens := 0
+	for i, b := range evalBatches(r.p.Valid, r.p.BatchSize, r.p.ValBatches) {
+		if i > 0 {
+			r.h.Yield()
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		m, err := r.s.Evaluate(b)
+		if err != nil {
+			return 0, fmt.Errorf("validation at step %d: %w", step, err)
+		}
+		w := float64(m.Tokens)
+		if r.p.Method.Preference() {
+			w = float64(len(b))
+		}
+		sum += m.Loss * w
+		weight += w
+		tokens += m.Tokens
+	}
+	loss := sum / weight
+	r.metrics.Validation = append(r.metrics.Validation, ValPoint{Step: step, Loss: loss, Tokens: tokens})
+	r.emit(Event{Kind: EventValidation, Step: step, ValLoss: loss, ValTokens: tokens, Elapsed: time.Since(t0)})
+	r.writeMetrics()
+	return loss, nil
+}
+
+// checkpoint copies the leaves to the host and has the saver write them
+// while training goes on.
+func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
+	snap, err := r.s.Snapshot()
+	if err != nil {
+		return fmt.Errorf("checkpoint at step %d: %w", step, err)
+	}
+	name := CheckpointName(step, val, hasVal)
+	rel := filepath.Join("checkpoints", name)
+	r.sv.do("checkpoint "+rel, func() error { return r.sv.checkpoint(snap, name) })
+	r.metrics.addCheckpoint(step, rel, val, hasVal)
+	r.emit(Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)})
+	r.writeMetrics()
+	return nil
+}
+
+func (r *runner) writeMetrics() {
+	data := r.metrics.encode()
+	r.sv.do(MetricsFile, func() error { return writeAtomic(r.p.AdapterDir, MetricsFile, data) })
+}
+
+// finish saves the latest adapter (unless a step failed), awaits every
+// save, writes the final metrics.json and reports the end: EventDone only
+// when all of it succeeded.
+func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
+	res := &Result{Steps: r.metrics.Steps, Adapter: r.p.AdapterDir, Cancelled: cancelled}
+	var stepErr *stepError
+	saved := false
+	if !errors.As(runErr, &stepErr) {
+		if snap, err := r.s.Snapshot(); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("final adapter: %w", err))
+		} else {
+			r.sv.do("final adapter "+r.p.AdapterDir, func() error {
+				err := r.sv.save(snap, r.p.AdapterDir)
+				saved = err == nil
+				return err
+			})
+		}
+	}
+	first := r.sv.failed()
+	err := r.sv.wait()
+	if runErr != nil && (first == nil || runErr != first) {
+		err = errors.Join(runErr, err)
+	}
+	if saved {
+		r.metrics.Adapter = "."
+		if err != nil {
+			err = fmt.Errorf("%w (the latest adapter, after step %d, is saved in %s)", err, res.Steps, r.p.AdapterDir)
+		}
+	}
+	r.metrics.Finished, r.metrics.Cancelled = err == nil && !cancelled, cancelled
+	if err != nil {
+		r.metrics.Error = err.Error()
+	}
+	if werr := writeAtomic(r.p.AdapterDir, MetricsFile, r.metrics.encode()); werr != nil && err == nil {
+		err = fmt.Errorf("%s: %w", MetricsFile, werr)
+	}
+	if b := r.metrics.Best; b != nil {
+		res.Best, res.BestLoss = filepath.Join(r.p.AdapterDir, b.Path), *b.ValLoss
+	}
+	last := Event{Kind: EventDone, Step: res.Steps, Result: res}
+	if err != nil {
+		last = Event{Kind: EventError, Step: res.Steps, Err: err}
+	}
+	werr := r.st.write(last.JSON(r.p.Method, true))
+	if cerr := r.st.close(); werr == nil {
+		werr = cerr
+	}
+	if err == nil && werr != nil {
+		err = fmt.Errorf("metrics stream: %w", werr)
+		last = Event{Kind: EventError, Step: res.Steps, Err: err}
+	}
+	r.h.Emit(last)
+	return res, err
+}
+
+// stepError marks a failure of the step itself: the leaves may be broken,
+// so the latest adapter is not saved over the last good one.
+type stepError struct{ err error }
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
