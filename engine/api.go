@@ -80,6 +80,9 @@ type Request struct {
 	NoVideoAudio bool
 	// DumpLogits, when set, receives the prefill's last-position logits.
 	DumpLogits func([]float32)
+	// Adapter is a LoRA adapter folder (Perch's or mlx-lm's) this request
+	// runs with; "" takes the engine's Options.Adapter (often none).
+	Adapter string
 }
 
 // EventKind tells which fields of an Event are set.

@@ -21,8 +21,8 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	defer sampler.Release()
 	out := e.newOutput(j)
 	pipeline := lazy(b) && !j.params.UsesHistory()
-	var compiled *stepCompiler // greedy steps replay a recorded graph where they can
-	if pipeline && sampler.Greedy() {
+	var compiled *stepCompiler                               // greedy steps replay a recorded graph where they can
+	if pipeline && sampler.Greedy() && text.Adapter == nil { // a recorded step has no adapter in it
 		compiled = e.compiledSteps()
 	}
 

@@ -41,6 +41,9 @@ type Options struct {
 	// diverges up to that far back (default 1024; -1: none).
 	WindowSlack int
 	Threads     int // Go backend worker threads (0: all cores)
+	// Adapter is the LoRA adapter folder requests run with unless they
+	// name their own (Request.Adapter); checked when the model loads.
+	Adapter string
 }
 
 // ModelInfo describes the loaded model.
@@ -81,6 +84,9 @@ type Engine struct {
 	// steps compiles greedy decode steps (compiledstep.go); nil where that
 	// is not possible.
 	steps *stepCompiler
+
+	adapters adapterSet  // LoRA adapters requests asked for (adapters.go)
+	training atomic.Bool // a fine-tuning run holds the queue (train_job.go)
 }
 
 // Open loads the model folder dir: tokenizer, template and configs on the
@@ -141,6 +147,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 		e.kill()
 		return nil, err
 	}
+	if opts.Adapter != "" {
+		if _, err := e.adapters.load(opts.Adapter, e.model.Text); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -197,17 +209,23 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	ready <- nil
 	for j := range e.queue {
 		e.pending.Add(-1)
-		if j.control != nil {
-			j.control(b)
-			j.end()
-			continue
-		}
-		e.serve(j)
+		e.handle(j)
 	}
+	e.adapters.free(m.Text)
 	e.encCache.Clear()
 	e.sess.drop(b)
 	m.Close()
 	b.Close()
+}
+
+// handle runs one job from the queue: a chore or a generation.
+func (e *Engine) handle(j *job) {
+	if j.control != nil {
+		j.control(e.b)
+		j.end()
+		return
+	}
+	e.serve(j)
 }
 
 // serve runs one job, turning any panic into an error event.

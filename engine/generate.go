@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -24,6 +25,7 @@ type job struct {
 	start    time.Time
 	control  func(tensor.Backend) // set for engine-thread chores instead of a generation
 	release  func()               // frees the job's context
+	adapter  *requestAdapter      // LoRA adapter of the request, nil for the base model
 }
 
 // send delivers an event unless the caller has gone away.
@@ -64,6 +66,12 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	var adapter *requestAdapter
+	if dir := cmp.Or(req.Adapter, e.opts.Adapter); dir != "" {
+		if adapter, err = e.adapters.load(dir, e.model.Text); err != nil {
+			return nil, err
+		}
+	}
 	ctxLen := e.info.ContextLength
 	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
@@ -87,7 +95,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	jctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(e.life, cancel)
 	return &job{ctx: jctx, release: func() { stop(); cancel() }, req: req, prompt: prompt, prep: prep,
-		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now()}, nil
+		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now(), adapter: adapter}, nil
 }
 
 // samplingParams merges request overrides onto generation_config defaults
@@ -138,8 +146,13 @@ func (e *Engine) run(j *job) {
 		return
 	}
 	b.ResetPeakMemory()
+	if err := e.adapters.use(b, e.model.Text, j.adapter); err != nil {
+		j.fail(err)
+		return
+	}
+	defer e.adapters.use(b, e.model.Text, nil)
 	idents := identities(j)
-	caches, reused := e.sess.take(b, e.model.Text.NewCaches, idents)
+	caches, reused := e.sess.take(b, e.model.Text.NewCaches, idents, adapterID(j.adapter))
 	stats.PrefixReused = reused
 	kept := false
 	defer func() {
@@ -181,7 +194,7 @@ func (e *Engine) run(j *job) {
 		for _, id := range stats.TokenIDs[:fed] {
 			idents = append(idents, ident{id: id})
 		}
-		e.sess.keep(b, caches, idents)
+		e.sess.keep(b, caches, idents, adapterID(j.adapter))
 		kept = true
 	}
 	e.finish(j, stats, reason)

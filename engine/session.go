@@ -19,8 +19,9 @@ type ident struct {
 // session keeps the KV caches of the last request so that a follow-up whose
 // prompt starts the same way re-prefills only what is new. Engine thread only.
 type session struct {
-	caches []kvcache.Cache
-	idents []ident // what the caches hold, position by position
+	caches  []kvcache.Cache
+	idents  []ident // what the caches hold, position by position
+	adapter string  // the LoRA adapter (content id) that computed them
 }
 
 // identities describes every prompt position of j.
@@ -42,10 +43,15 @@ func identities(j *job) []ident {
 
 // take returns caches holding the longest usable prefix of want and its
 // length; at least one prompt token is always left to prefill. Caches that
-// cannot be cut back to the shared prefix are dropped.
-func (s *session) take(b tensor.Backend, fresh func() []kvcache.Cache, want []ident) ([]kvcache.Cache, int) {
+// cannot be cut back to the shared prefix, or that another adapter made,
+// are dropped.
+func (s *session) take(b tensor.Backend, fresh func() []kvcache.Cache, want []ident, adapter string) ([]kvcache.Cache, int) {
 	caches, have := s.caches, s.idents
 	s.caches, s.idents = nil, nil
+	if caches != nil && s.adapter != adapter {
+		release(b, caches)
+		caches = nil
+	}
 	if caches == nil {
 		return fresh(), 0
 	}
@@ -79,9 +85,9 @@ func trimAll(caches []kvcache.Cache, n int) bool {
 }
 
 // keep stores caches that now hold idents.
-func (s *session) keep(b tensor.Backend, caches []kvcache.Cache, idents []ident) {
+func (s *session) keep(b tensor.Backend, caches []kvcache.Cache, idents []ident, adapter string) {
 	release(b, s.caches)
-	s.caches, s.idents = caches, idents
+	s.caches, s.idents, s.adapter = caches, idents, adapter
 }
 
 func (s *session) drop(b tensor.Backend) {

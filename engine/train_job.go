@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"perch/engine/chattemplate"
+	"perch/engine/lora"
+	"perch/engine/tensor"
+	"perch/engine/train"
+)
+
+// ErrTraining is returned by Train while another run holds the engine.
+var ErrTraining = errors.New("a fine-tuning run is already going on this model: wait for it or stop it")
+
+// TrainRequest is one fine-tuning run of the engine's model.
+type TrainRequest struct {
+	// Data is a dataset folder (train.jsonl, optional valid.jsonl and
+	// test.jsonl), rendered with the model's own chat template; or Train
+	// and Valid hold rows the caller made (the app's own examples).
+	Data         string
+	Train, Valid []train.Row
+	MaxLen       int           // rows are cut to this many tokens (0: 2048)
+	Options      train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
+	// LoRA is the shape of a new adapter (rank, scale, dropout, keys,
+	// layers); with Resume the adapter's own config applies.
+	LoRA lora.Config
+	// Resume starts from this adapter folder (Perch's or mlx-lm's).
+	Resume string
+	// Iters optimizer steps of BatchSize rows; see train.Plan for the rest.
+	Iters, BatchSize                int
+	ValEvery, ValBatches, SaveEvery int
+	NoShuffle                       bool
+	// AdapterDir receives the adapter, checkpoints/, metrics.json and
+	// metrics.jsonl.
+	AdapterDir string
+}
+
+// TrainEvent is one report of a run: started, notices, step, validation,
+// checkpoint and paused events, then exactly one done or error.
+type TrainEvent = train.Event
+
+// TrainRun is a fine-tune in progress. Cancel the context given to Train
+// to stop it at the next step boundary (the latest adapter is saved).
+type TrainRun struct {
+	events chan TrainEvent
+	ctx    context.Context
+	mu     sync.Mutex
+	resume chan struct{} // non-nil while paused
+	step   int           // the last step reported (engine thread)
+}
+
+// Events carries the run's events and closes after the last; read it to
+// the end (the run waits while it is full).
+func (r *TrainRun) Events() <-chan TrainEvent { return r.events }
+
+// Pause holds the run after its current step; requests are still served.
+func (r *TrainRun) Pause() {
+	r.mu.Lock()
+	if r.resume == nil {
+		r.resume = make(chan struct{})
+	}
+	r.mu.Unlock()
+}
+
+// Resume lets a paused run go on.
+func (r *TrainRun) Resume() {
+	r.mu.Lock()
+	if r.resume != nil {
+		close(r.resume)
+		r.resume = nil
+	}
+	r.mu.Unlock()
+}
+
+func (r *TrainRun) pausedCh() chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resume
+}
+
+// send delivers ev, waiting while the channel is full unless the run is
+// cancelled (the last events still go out when there is room).
+func (r *TrainRun) send(ev TrainEvent) {
+	if ev.Kind == train.EventStep {
+		r.step = ev.Step
+	}
+	select {
+	case r.events <- ev:
+		return
+	default:
+	}
+	select {
+	case r.events <- ev:
+	case <-r.ctx.Done():
+	}
+}
+
+// Train prepares a run on the caller's goroutine (the dataset is read and
+// tokenized, the resumed adapter loaded, every setting checked) and queues
+// it. On the engine thread the run goes one step at a time; between steps
+// the requests waiting in the queue are served on the same weights (each
+// with its own adapter or none), then training resumes: a request never
+// changes the run's result.
+func (e *Engine) Train(ctx context.Context, req TrainRequest) (*TrainRun, error) {
+	if ctx == nil {
+		return nil, errors.New("nil context")
+	}
+	if !e.training.CompareAndSwap(false, true) {
+		return nil, ErrTraining
+	}
+	plan, resumed, notes, err := e.prepareTraining(ctx, &req)
+	if err != nil {
+		e.training.Store(false)
+		return nil, err
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(e.life, cancel)
+	run := &TrainRun{events: make(chan TrainEvent, 64), ctx: jctx}
+	for _, n := range notes {
+		run.send(TrainEvent{Kind: train.EventNotice, Text: n})
+	}
+	j := &job{ctx: jctx, events: make(chan Event, 1), release: func() { stop(); cancel() }}
+	j.control = func(b tensor.Backend) { e.runTraining(jctx, run, &req, plan, resumed) }
+	if err := e.enqueue(j); err != nil {
+		j.release()
+		e.training.Store(false)
+		return nil, err
+	}
+	return run, nil
+}
+
+// prepareTraining does the run's work that needs no native call.
+func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.Plan, *lora.Adapter, []string, error) {
+	opts := req.Options
+	if opts.Method == "" {
+		opts.Method = train.SFT
+	}
+	if _, err := train.ParseMethod(string(opts.Method)); err != nil {
+		return train.Plan{}, nil, nil, err
+	}
+	req.Options = opts
+	plan := train.Plan{Method: opts.Method, Train: req.Train, Valid: req.Valid, Iters: req.Iters, BatchSize: req.BatchSize,
+		ValEvery: req.ValEvery, ValBatches: req.ValBatches, SaveEvery: req.SaveEvery, Seed: opts.Seed,
+		NoShuffle: req.NoShuffle, AdapterDir: req.AdapterDir}
+	var notes []string
+	if req.Data != "" {
+		tmpl, err := chattemplate.Load(e.info.Dir)
+		if err != nil {
+			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
+		}
+		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize}
+		ds, err := train.LoadFolder(ctx, req.Data, enc)
+		if err != nil {
+			return plan, nil, nil, err
+		}
+		plan.Train = ds.Train.Rows
+		for _, s := range []*train.Split{ds.Train, ds.Valid} {
+			if s != nil && s.Notes.String() != "" {
+				notes = append(notes, s.Name+": "+s.Notes.String())
+			}
+		}
+		if ds.Valid != nil {
+			plan.Valid = ds.Valid.Rows
+		}
+	}
+	if err := plan.Check(); err != nil {
+		return plan, nil, nil, err
+	}
+	if err := os.MkdirAll(req.AdapterDir, 0o755); err != nil {
+		return plan, nil, nil, fmt.Errorf("adapter folder: %w", err)
+	}
+	var resumed *lora.Adapter
+	if req.Resume != "" {
+		a, err := lora.Load(req.Resume)
+		if err != nil {
+			return plan, nil, nil, err
+		}
+		if _, _, err := a.Match(e.model.Text); err != nil {
+			return plan, nil, nil, fmt.Errorf("adapter %s does not fit this model: %w", req.Resume, err)
+		}
+		resumed = a
+	} else if err := req.LoRA.Validate(); err != nil {
+		return plan, nil, nil, err
+	}
+	return plan, resumed, notes, nil
+}
+
+// runTraining is the run on the engine thread.
+func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainRequest, plan train.Plan, ad *lora.Adapter) {
+	b := e.b
+	defer func() {
+		if r := recover(); r != nil {
+			err := b.Err()
+			if err == nil {
+				err = fmt.Errorf("internal error: %v", r)
+			}
+			run.send(TrainEvent{Kind: train.EventError, Err: err})
+		}
+		b.ClearErr()
+		b.Sweep()
+		close(run.events)
+		e.training.Store(false)
+	}()
+	if ad == nil {
+		var err error
+		if ad, err = lora.New(req.LoRA, e.model, req.Options.Seed); err != nil {
+			run.send(TrainEvent{Kind: train.EventError, Err: err})
+			return
+		}
+	}
+	tr, err := train.NewTrainer(b, e.model, ad, req.Options)
+	if err != nil {
+		run.send(TrainEvent{Kind: train.EventError, Err: err})
+		return
+	}
+	defer tr.Close()
+	plan.Params = ad.Params()
+	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: run.send, Yield: func() { e.serveWaiting(ctx, run) }})
+}
+
+// serveWaiting runs the requests waiting in the queue (at a step boundary
+// of run) and, while the run is paused, goes on serving until it resumes.
+func (e *Engine) serveWaiting(ctx context.Context, run *TrainRun) {
+	serve := func(j *job, ok bool) bool {
+		if !ok {
+			return false // closing: the run's context is cancelled too
+		}
+		e.pending.Add(-1)
+		run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Text: "serving a request"})
+		e.handle(j)
+		return true
+	}
+	held := false
+	for {
+		select {
+		case j, ok := <-e.queue:
+			if !serve(j, ok) {
+				return
+			}
+			continue
+		default:
+		}
+		wait := run.pausedCh()
+		if wait == nil || ctx.Err() != nil {
+			return
+		}
+		if !held {
+			held = true
+			run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Text: "paused"})
+		}
+		select {
+		case j, ok := <-e.queue:
+			if !serve(j, ok) {
+				return
+			}
+		case <-wait:
+		case <-ctx.Done():
+		}
+	}
+}
