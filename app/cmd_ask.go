@@ -40,6 +40,7 @@ func (m mediaList) Set(v string) error {
 
 type askFlags struct {
 	model, backend, system, promptIDs, dumpLogits string
+	adapter                                       string
 	maxTokens, topK, maxSoftTokens, maxFrames     int
 	temperature, topP, fps                        float64
 	seed                                          uint64
@@ -75,6 +76,7 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	fs.BoolVar(&f.think, "think", false, "let the model think first (thought channel)")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "comma-separated token ids fed as is (no chat template)")
 	fs.StringVar(&f.dumpLogits, "dump-logits", "", "write the prefill's last-position logits as float32 .npy")
+	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder (Perch's or mlx-lm's adapters.safetensors + adapter_config.json)")
 	fs.Var(mediaList{engine.PartImage, &f.media}, "image", "attach an image (repeatable)")
 	fs.Var(mediaList{engine.PartAudio, &f.media}, "audio", "attach an audio clip (repeatable)")
 	fs.Var(mediaList{engine.PartVideo, &f.media}, "video", "attach a video (repeatable)")
@@ -212,7 +214,9 @@ func openCLIEngine(f *askFlags, stderr io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Open(dir, engineOptions(dir, f.backend))
+	opts := engineOptions(dir, f.backend)
+	opts.Adapter = f.adapter
+	e, err := engine.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ func init() {
 
 type serveFlags struct {
 	addr, model, apiKey, backend string
+	adapter                      string
 	queue, contextLen            int
 	force, quiet                 bool
 	origins                      stringList
@@ -46,6 +47,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.model, "model", "", "model folder or Hugging Face repo REPO[@REV] in the cache (default: $PERCH_MODEL, else "+hub.DefaultModel().Repo+")")
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("PERCH_API_KEY"), "require Authorization: Bearer KEY (default $PERCH_API_KEY)")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
+	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder to every request (Perch's or mlx-lm's)")
 	fs.IntVar(&f.queue, "queue", 8, "requests that may wait while one runs; more get HTTP 429 at once")
 	fs.IntVar(&f.contextLen, "context", 0, "context length in tokens (default: the model's, at most 32768)")
 	fs.BoolVar(&f.force, "force", false, "load even if the fit check says the model does not fit in memory")
@@ -101,6 +103,7 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 		return nil, fmt.Errorf("%w (or --force to load anyway)", &hub.FitError{Model: modelID(f.model, dir), Estimate: est})
 	}
 	opts := engineOptions(dir, f.backend)
+	opts.Adapter = f.adapter
 	opts.QueueSize, opts.MaxContext = f.queue, f.contextLen
 	e, err := engine.Open(dir, opts)
 	if err != nil {
