@@ -17,6 +17,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"perch/app/hub"
+	"perch/engine"
 )
 
 func init() {
@@ -30,7 +31,7 @@ const modelsUsage = `usage: perch models <command>
   pull REPO[@REV] [--update] [--force] [--context N]
                                       download into the Hugging Face cache (resumable)
   rm REPO                             delete a model from the cache
-  fit REPO[@REV]|DIR [--context N]    memory needed versus this machine
+  fit REPO[@REV]|DIR [--context N] [--backend B]   memory needed versus this machine
 `
 
 func runModels(args []string, h *hub.Hub, stdout, stderr io.Writer) int {
@@ -157,6 +158,8 @@ func modelsList(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 		switch {
 		case !m.Complete:
 			status = "incomplete (perch models pull " + m.Repo + ")"
+		case !m.Info.Supported && m.Problem != "":
+			status = m.Problem
 		case !m.Info.Supported:
 			status = "not a Gemma-4 model"
 		}
@@ -294,6 +297,7 @@ func modelsFit(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("models fit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	contextLen := fs.Int("context", 0, fmt.Sprintf("context length in tokens (default %d)", hub.DefaultContext))
+	backend := fs.String("backend", engine.BackendAuto, "the backend to size for: auto, mlx or go")
 	words, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -301,6 +305,7 @@ func modelsFit(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	if len(words) != 1 {
 		return usageErr("want one REPO[@REV] or model folder")
 	}
+	h.Backend = fitBackend(*backend)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	est, label, err := h.Fit(ctx, words[0], *contextLen)

@@ -91,7 +91,9 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	if err != nil {
 		return nil, err
 	}
-	est, err := hub.New().FitDir(dir, f.fitContext())
+	h := hub.New()
+	h.Backend = fitBackend(f.backend)
+	est, err := h.FitDir(dir, f.fitContext())
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "perch serve: fit check skipped: %v\n", err)

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
+	"runtime"
+
 	"perch/app/hub"
 	"perch/engine"
+	"perch/engine/gemma4"
+	"perch/engine/mlx"
 	"perch/media/picture"
 )
 
@@ -10,27 +15,40 @@ import (
 // the engine's processor share it, so an attached photo is decoded once.
 var pictures = picture.NewPool(picture.PoolOptions{})
 
-// kvHeadroom is kept free beside the weights and the KV cache (activations,
-// the towers' working set, the rest of the app).
-const kvHeadroom = 1 << 30
+// minKVBytes is the KV budget when the model barely fits: short
+// conversations only.
+const minKVBytes = 256 << 20
 
 // engineOptions are the engine settings every front end uses: the KV cache
-// may take what this machine's memory budget leaves after the weights, so
-// an oversized conversation is refused with a clear message up front.
+// may take what this machine's memory budget leaves after the rest of the
+// fit estimate (weights, working set, runtime), so an oversized
+// conversation is refused with a clear message up front.
 func engineOptions(dir, backend string) engine.Options {
 	opts := engine.Options{Backend: backend, Pictures: pictures}
 	budget, err := hub.MachineBudget()
 	if err != nil {
 		return opts
 	}
-	w, err := hub.LocalWeights(dir)
+	d, err := gemma4.DescribeDir(dir)
 	if err != nil {
 		return opts
 	}
-	if left := budget.Usable - w.Text - w.Towers - kvHeadroom; left > 0 {
-		opts.MaxKVBytes = left
-	} else {
-		opts.MaxKVBytes = 256 << 20 // the model barely fits: short conversations only
-	}
+	opts.MaxKVBytes = max(hub.EstimateMemory(d, fitBackend(backend), 0, budget).KVBudget(), minKVBytes)
 	return opts
+}
+
+// fitBackend is the backend "auto" (or PERCH_BACKEND) will pick, for the
+// fit check: MLX on a Mac where libmlxc loads, the Go backend elsewhere.
+func fitBackend(backend string) string {
+	if backend == "" || backend == engine.BackendAuto {
+		backend = os.Getenv("PERCH_BACKEND")
+	}
+	switch backend {
+	case engine.BackendMLX, engine.BackendGo:
+		return backend
+	}
+	if runtime.GOOS == "darwin" && mlx.Available() == nil {
+		return engine.BackendMLX
+	}
+	return engine.BackendGo
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"perch/app/hub"
 )
@@ -22,7 +21,7 @@ func resolveModel(arg string) (string, error) {
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
 		return arg, nil
 	}
-	if strings.HasPrefix(arg, ".") || strings.HasPrefix(arg, "/") || strings.Count(arg, "/") != 1 {
+	if hub.LooksLikePath(arg) {
 		return "", fmt.Errorf("model %q: no such folder", arg)
 	}
 	repo, rev, err := hub.ParseRef(arg)

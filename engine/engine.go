@@ -79,7 +79,7 @@ type Engine struct {
 	b        tensor.Backend
 	model    *gemma4.Model
 	encCache *encoderCache
-	kvElem   int // bytes per cached value
+	rt       gemma4.Runtime // KV element size and prefill chunk (the fit check's too)
 	sess     session
 	// steps compiles greedy decode steps (compiledstep.go); nil where that
 	// is not possible.
@@ -103,7 +103,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	switch {
 	case opts.WindowSlack == 0:
-		opts.WindowSlack = 1024
+		opts.WindowSlack = gemma4.DefaultWindowSlack
 	case opts.WindowSlack < 0:
 		opts.WindowSlack = 0
 	}
@@ -136,11 +136,11 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.MaxContext > 0 && opts.MaxContext < ctxLen {
 		ctxLen = opts.MaxContext
 	}
+	desc := gemma4.Describe(cfg, gemma4.Weights{})
 	e.info = ModelInfo{
-		Name: filepath.Base(filepath.Clean(dir)), Dir: dir, Family: family(cfg),
-		Vision: e.proc.Vision(), Audio: e.proc.Audio(), ContextLength: ctxLen,
+		Name: filepath.Base(filepath.Clean(dir)), Dir: dir, Family: desc.Name(),
+		Vision: desc.Vision(), Audio: desc.Audio(), Video: desc.Video(), ContextLength: ctxLen,
 	}
-	e.info.Video = e.info.Vision
 	ready := make(chan error, 1)
 	go e.worker(dir, ready)
 	if err := <-ready; err != nil {
@@ -156,19 +156,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// family names the Gemma-4 variant from the config's shape.
-func family(cfg *gemma4.Config) string {
-	t := &cfg.Text
-	switch {
-	case t.EnableMoEBlock:
-		return "gemma4-moe"
-	case t.HiddenSizePerLayerInput > 0:
-		return "gemma4-e"
-	case cfg.ModelType == "gemma4_unified":
-		return "gemma4-unified"
-	}
-	return "gemma4"
-}
 
 // Info describes the loaded model.
 func (e *Engine) Info() ModelInfo { return e.info }
@@ -198,10 +185,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	m.Text.WindowSlack = e.opts.WindowSlack
 	e.encCache = newEncoderCache(b, e.opts.EncoderCacheBytes)
 	e.info.Backend = b.Name()
-	e.kvElem = 4
-	if lazy(b) && m.Text.DType() != tensor.Float32 {
-		e.kvElem = 2
-	}
+	e.rt = gemma4.RuntimeFor(b.Name(), m.Text.DType())
 	e.info.Unknown = m.Unknown
 	if lazy(b) {
 		e.prepareSteps()

@@ -221,10 +221,7 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, f
 	b, text := e.b, e.model.Text
 	chunk := e.opts.PrefillChunk
 	if chunk <= 0 {
-		chunk = 512
-		if lazy(b) {
-			chunk = 2048
-		}
+		chunk = e.rt.PrefillChunk
 	}
 	// The vision overlay (image blocks attend both ways) needs each block in
 	// one pass; like mlx-vlm, such prompts are prefilled whole.

@@ -8,12 +8,12 @@ func (e *Engine) checkKV(tokens int) error {
 	if e.opts.MaxKVBytes <= 0 {
 		return nil
 	}
-	need := e.cfg.Text.KVBytes(tokens, e.kvElem, e.opts.WindowSlack)
+	need := e.cfg.Text.KVBytes(tokens, e.rt.KVElem, e.opts.WindowSlack)
 	if need <= e.opts.MaxKVBytes {
 		return nil
 	}
 	fit := tokens
-	for fit > 0 && e.cfg.Text.KVBytes(fit, e.kvElem, e.opts.WindowSlack) > e.opts.MaxKVBytes {
+	for fit > 0 && e.cfg.Text.KVBytes(fit, e.rt.KVElem, e.opts.WindowSlack) > e.opts.MaxKVBytes {
 		fit = fit * 9 / 10
 	}
 	return fmt.Errorf("this conversation needs %s of KV cache for %d tokens but %s is available: start a new conversation, attach less, or lower max tokens (about %d tokens fit)",

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"perch/engine/gemma4"
 )
 
 // CachedModel is one snapshot in the cache.
@@ -58,47 +60,31 @@ func (i ModelInfo) Modalities() string {
 	return s
 }
 
-// Gemma-4 families by text hidden size (research: gemma4.md §1.2).
-var familyByHidden = map[int]string{1536: "E2B", 2560: "E4B", 3840: "12B", 2816: "26B-A4B", 5376: "31B"}
-
-// DescribeConfig reads the family and modalities from config.json bytes.
+// DescribeConfig reads the family and modalities from config.json bytes,
+// with gemma4's parser (the one the engine loads with). A Gemma-4 config
+// the engine would refuse is an error; another model type is described as
+// unsupported.
 func DescribeConfig(data []byte) (ModelInfo, error) {
-	var c struct {
-		ModelType  string          `json:"model_type"`
-		TextConfig json.RawMessage `json:"text_config"`
-		Vision     json.RawMessage `json:"vision_config"`
-		Audio      json.RawMessage `json:"audio_config"`
-		Hidden     int             `json:"hidden_size"`
+	var head struct {
+		ModelType string `json:"model_type"`
 	}
-	if err := json.Unmarshal(data, &c); err != nil {
+	if err := json.Unmarshal(data, &head); err != nil {
 		return ModelInfo{}, fmt.Errorf("config.json: %v", err)
 	}
-	hidden := c.Hidden
-	if isObject(c.TextConfig) {
-		var t struct {
-			Hidden int `json:"hidden_size"`
-		}
-		json.Unmarshal(c.TextConfig, &t)
-		hidden = t.Hidden
-	}
-	info := ModelInfo{ModelType: c.ModelType, Family: c.ModelType}
-	switch c.ModelType {
+	info := ModelInfo{ModelType: head.ModelType, Family: head.ModelType}
+	switch head.ModelType {
 	case "gemma4", "gemma4_unified", "gemma4_text":
-		info.Supported = true
-		info.Family = "Gemma-4"
-		if f, ok := familyByHidden[hidden]; ok {
-			info.Family += " " + f
-		}
-		info.Vision = isObject(c.Vision)
-		info.Audio = isObject(c.Audio)
-		info.Video = info.Vision
+	default:
+		return info, nil
 	}
+	cfg, err := gemma4.ParseConfig(data)
+	if err != nil {
+		return info, fmt.Errorf("config.json: %w", err)
+	}
+	d := gemma4.Describe(cfg, gemma4.Weights{})
+	info.Supported, info.Family = true, d.Name()
+	info.Vision, info.Audio, info.Video = d.Vision(), d.Audio(), d.Video()
 	return info, nil
-}
-
-func isObject(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return strings.HasPrefix(s, "{")
 }
 
 // Snapshot returns the cached snapshot folder for repo at rev (a branch,
@@ -237,7 +223,10 @@ func (h *Hub) listRepo(repo Repo) []CachedModel {
 			m.Complete = true
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil && len(b) < 16<<20 {
-			m.Info, _ = DescribeConfig(b)
+			var err error
+			if m.Info, err = DescribeConfig(b); err != nil && m.Problem == "" {
+				m.Problem = err.Error()
+			}
 		}
 		out = append(out, m)
 	}

@@ -4,27 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
+
+	"perch/engine/gemma4"
 )
 
 // DefaultContext is the context length the fit check assumes when none is
 // given (what LM Studio and Ollama users get by default, doubled).
 const DefaultContext = 8192
 
-// prefillChunk is the prefill step size (mlx-vlm's prefill_step_size).
-const prefillChunk = 2048
-
-// runtimeOverhead covers the process, allocator slack and the tokenizer.
+// runtimeOverhead covers the process, the tokenizer and the app around the
+// model (measured: a loaded tiny model's process).
 const runtimeOverhead = 512 << 20
 
 // ErrDoesNotFit is wrapped by *FitError.
 var ErrDoesNotFit = errors.New("model does not fit in memory")
-
-// Weights are the bytes of a checkpoint's tensors.
-type Weights struct {
-	Text   int64 // everything when the split is unknown (remote listing sizes)
-	Towers int64 // vision_tower.*, audio_tower.*, vision_embedder.*, embed_vision.*, embed_audio.*
-}
 
 // Budget is the memory this machine can give a model.
 type Budget struct {
@@ -33,13 +28,17 @@ type Budget struct {
 	Source   string // how Usable was found, for the breakdown
 }
 
-// Estimate is a memory breakdown for one model at one context length.
+// Estimate is a memory breakdown for one model at one context length on
+// one backend, computed from the checkpoint's gemma4.Description (the
+// engine sizes its caches from the same description).
 type Estimate struct {
-	Context      int   // tokens
-	TextWeights  int64 // bytes
-	TowerWeights int64 // 0 when unknown (then inside TextWeights)
-	KVCache      int64 // at Context, donor layers only, sliding layers capped at the window
-	Working      int64 // peak transient: prefill chunk or a tower's encoder pass
+	Backend      string // "go" or "mlx"
+	Context      int    // tokens
+	TextWeights  int64  // resident bytes of the language model
+	TowerWeights int64  // vision/audio encoders (0 when unknown: then inside TextWeights)
+	KVCache      int64  // as the engine allocates it at Context
+	Working      int64  // peak transient: a prefill chunk, a tower pass, a cache growing
+	Slack        int64  // the Go collector's headroom over the transient part
 	Overhead     int64
 	Total        int64
 	Budget       Budget
@@ -48,59 +47,75 @@ type Estimate struct {
 	ModelContext int // the model's max_position_embeddings
 	KVPerToken   int64
 	Notes        []string
+
+	desc *gemma4.Description
+	rt   gemma4.Runtime
 }
 
-// EstimateMemory estimates the memory a checkpoint needs at contextLen
-// (0: DefaultContext, capped at the model's maximum) from its config.json
-// and weight bytes, and compares it with b.
-func EstimateMemory(config []byte, w Weights, contextLen int, b Budget) (*Estimate, error) {
-	g, err := parseGeometry(config)
-	if err != nil {
-		return nil, err
+// defaultBackend is the backend "auto" picks where nothing says otherwise:
+// MLX on a Mac, the Go backend elsewhere.
+func defaultBackend() string {
+	if runtime.GOOS == "darwin" {
+		return gemma4.BackendMLX
 	}
-	if w.Text < 0 || w.Towers < 0 {
-		return nil, fmt.Errorf("negative weight size")
+	return gemma4.BackendGo
+}
+
+// EstimateMemory estimates what d needs on backend ("": the platform's
+// default) at contextLen (0: DefaultContext, capped at the model's
+// maximum) and compares it with b.
+func EstimateMemory(d *gemma4.Description, backend string, contextLen int, b Budget) *Estimate {
+	if backend == "" {
+		backend = defaultBackend()
 	}
 	if contextLen <= 0 {
 		contextLen = DefaultContext
 	}
-	e := &Estimate{TextWeights: w.Text, TowerWeights: w.Towers, Budget: b, ModelContext: g.MaxContext, Overhead: runtimeOverhead}
-	if contextLen > g.MaxContext {
-		e.Notes = append(e.Notes, fmt.Sprintf("context %d is over the model's %d; using %d", contextLen, g.MaxContext, g.MaxContext))
-		contextLen = g.MaxContext
+	e := &Estimate{Budget: b, ModelContext: d.ContextLength(), Overhead: runtimeOverhead, desc: d, rt: d.Runtime(backend)}
+	e.Backend = e.rt.Backend
+	if contextLen > e.ModelContext {
+		e.Notes = append(e.Notes, fmt.Sprintf("context %d is over the model's %d; using %d", contextLen, e.ModelContext, e.ModelContext))
+		contextLen = e.ModelContext
 	}
-	if g.ActNote != "" {
-		e.Notes = append(e.Notes, g.ActNote)
+	if !d.Weights.Exact {
+		e.Notes = append(e.Notes, "weight sizes from the download listing (tower split unknown)")
 	}
-	e.Context = contextLen
-	full, _ := g.kvSplit()
-	e.KVPerToken = int64(full)
-	e.KVCache, e.Working = g.kvBytes(contextLen), g.working(contextLen)
-	e.Total = e.total()
+	if len(d.Cfg.Unrecognized) > 0 {
+		e.Notes = append(e.Notes, "config keys Perch does not know (ignored): "+strings.Join(d.Cfg.Unrecognized, ", "))
+	}
+	e.KVPerToken = d.Cfg.Text.KVPerToken(e.rt.KVElem)
+	e.at(contextLen)
 	e.Fits = e.Total <= b.Usable
 	// The total grows with the context, so bisect for the largest that fits.
-	lo, hi := 0, g.MaxContext/256
+	lo, hi := 0, e.ModelContext/256
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if e.with(g, mid*256) <= b.Usable {
+		if e.with(mid*256) <= b.Usable {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	e.MaxContext = lo * 256
-	return e, nil
+	return e
 }
 
-func (e *Estimate) total() int64 {
-	return sat(float64(e.TextWeights) + float64(e.TowerWeights) + float64(e.KVCache) + float64(e.Working) + float64(e.Overhead))
+// at fills the breakdown for ctx tokens.
+func (e *Estimate) at(ctx int) {
+	m := e.desc.Memory(e.rt, ctx, gemma4.DefaultWindowSlack)
+	w := e.desc.Weights
+	e.Context = ctx
+	e.TowerWeights = w.Towers()
+	e.TextWeights = m.Weights - e.TowerWeights
+	e.KVCache, e.Working, e.Slack = m.KV, m.Working, m.Slack
+	e.Total = sat(float64(m.Total()) + float64(e.Overhead))
 }
 
 // with is the total at another context length.
-func (e *Estimate) with(g *geometry, ctx int) int64 {
+func (e *Estimate) with(ctx int) int64 {
 	c := *e
-	c.KVCache, c.Working = g.kvBytes(ctx), g.working(ctx)
-	return c.total()
+	c.at(ctx)
+	return c.Total
 }
 
 // sat converts to int64, saturating instead of overflowing.
@@ -109,73 +124,6 @@ func sat(f float64) int64 {
 		return math.MaxInt64
 	}
 	return int64(f)
-}
-
-// kvSplit is per-token K+V bytes of the full and the sliding donor layers:
-// layers from NL − num_kv_shared_layers on reuse a donor's cache
-// (gemma4.md §3.4, §8.3).
-func (g *geometry) kvSplit() (full, sliding float64) {
-	for i := 0; i < g.Layers-g.SharedKV; i++ {
-		if g.Full[i] {
-			full += 2 * float64(g.GlobalKVHeads*g.GlobalHeadDim*g.ActBytes)
-		} else {
-			sliding += 2 * float64(g.KVHeads*g.HeadDim*g.ActBytes)
-		}
-	}
-	return full, sliding
-}
-
-// kvBytes: full caches grow in 256-token steps; rotating caches stop at the window.
-func (g *geometry) kvBytes(ctx int) int64 {
-	full, sliding := g.kvSplit()
-	n := float64((ctx + 255) / 256 * 256)
-	return sat(full*n + sliding*float64(min(n, float64(g.Window))))
-}
-
-// working is the peak transient memory: the larger of one prefill chunk
-// through the decoder and one encoder pass of a tower.
-func (g *geometry) working(ctx int) int64 {
-	t := float64(min(ctx, prefillChunk))
-	a := float64(g.ActBytes)
-	inter := float64(g.Intermediate)
-	if g.DoubleWideMLP {
-		inter *= 2
-	}
-	hidden := 4 * t * float64(g.Hidden) * a // residual, norms, attention output
-	mlp := 3 * t * inter * a                // gate, up, product
-	proj := t * float64(g.Heads*g.GlobalHeadDim+2*g.GlobalKVHeads*g.GlobalHeadDim) * a
-	// Scores in float32: head dims 256/512 take MLX's unfused SDPA path, which
-	// materialises [heads, chunk, keys] (the term mlx-bun's fit missed).
-	keys := float64(ctx)
-	if !g.anyFull() {
-		keys = math.Min(float64(ctx), float64(g.Window)+t)
-	}
-	scores := float64(g.Heads) * t * keys * 4
-	ple := 2 * t * float64(g.Layers*g.PerLayerInput) * a
-	logits := float64(g.Vocab) * 4
-	_, sliding := g.kvSplit()
-	rotating := sliding * t // a rotating cache holds window + chunk − 1 during prefill
-	prefill := hidden + mlp + proj + scores + ple + logits + rotating
-
-	peak := prefill
-	for _, tw := range []*towerGeometry{g.Vision, g.Audio} {
-		if tw == nil {
-			continue
-		}
-		n := float64(tw.Tokens)
-		enc := n*float64(4*tw.Hidden+3*tw.Intermediate)*4 + float64(tw.Heads)*n*n*4
-		peak = math.Max(peak, enc)
-	}
-	return sat(peak)
-}
-
-func (g *geometry) anyFull() bool {
-	for _, f := range g.Full {
-		if f {
-			return true
-		}
-	}
-	return false
 }
 
 // FitError refuses a model that does not fit, with a smaller suggestion.
@@ -198,7 +146,7 @@ func (e *FitError) Error() string {
 	}
 	smaller := e.Smaller
 	if smaller == "" {
-		smaller = SuggestSmaller(est.TextWeights+est.TowerWeights, est.Context, est.Budget)
+		smaller = SuggestSmaller(est.desc.Weights.Total(), est.Context, est.Budget)
 	}
 	if smaller != "" {
 		tries = append(tries, "a smaller model: "+smaller)
@@ -217,15 +165,20 @@ func (e *Estimate) Breakdown() string {
 	row := func(name string, n int64, note string) {
 		fmt.Fprintf(&b, "  %-22s %10s  %s\n", name, FormatBytes(n), note)
 	}
+	d := e.desc
+	fmt.Fprintf(&b, "  %s (%s, %s) on the %s backend\n", d.Name(), d.Kind(), d.Quantization(), backendName(e.Backend))
 	if e.TowerWeights > 0 {
-		row("text weights", e.TextWeights, "")
+		row("text weights", e.TextWeights, residency(e.rt))
 		row("tower weights", e.TowerWeights, "vision/audio encoders")
 	} else {
 		row("weights", e.TextWeights, "all safetensors files")
 	}
 	row("KV cache", e.KVCache, fmt.Sprintf("%d tokens, %s/token past the sliding window", e.Context, FormatBytes(e.KVPerToken)))
-	row("working set", e.Working, fmt.Sprintf("peak of a %d-token prefill chunk or a tower pass", min(e.Context, prefillChunk)))
-	row("runtime", e.Overhead, "process, allocator, tokenizer")
+	row("working set", e.Working, fmt.Sprintf("peak of a %d-token prefill chunk or a tower pass", min(e.Context, e.rt.PrefillChunk)))
+	if e.Slack > 0 {
+		row("collector headroom", e.Slack, "Go's GC lets the heap grow to twice what is live")
+	}
+	row("runtime", e.Overhead, "process, tokenizer, app")
 	row("total", e.Total, "")
 	row("available", e.Budget.Usable, e.Budget.Source)
 	verdict := "fits"
@@ -237,4 +190,34 @@ func (e *Estimate) Breakdown() string {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
 	return b.String()
+}
+
+func residency(rt gemma4.Runtime) string {
+	if rt.Mapped {
+		return "mapped from the files (per-layer embedding rows read as used)"
+	}
+	return "loaded whole"
+}
+
+func backendName(b string) string {
+	if b == gemma4.BackendMLX {
+		return "MLX"
+	}
+	return "Go"
+}
+
+// KVBudget is what the KV cache may take on this machine besides
+// everything else the estimate counts (at one prefill chunk of context):
+// the engine's Options.MaxKVBytes. On the Go backend the cache also
+// counts in the collector's headroom.
+func (e *Estimate) KVBudget() int64 {
+	c := *e
+	c.at(max(1, c.rt.PrefillChunk))
+	rest := c.Total - c.KVCache
+	factor := int64(1)
+	if c.rt.GCSlack {
+		rest -= c.KVCache // Slack includes the cache once more
+		factor = 2
+	}
+	return (c.Budget.Usable - rest) / factor
 }

@@ -2,72 +2,58 @@ package hub
 
 import (
 	"encoding/json"
-	"errors"
 	"math/rand"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"perch/engine/safetensors"
+	"perch/engine/gemma4"
 )
 
-func catalogConfig(t *testing.T, name string) []byte {
+func catalogEntry(t testing.TB, name string) CatalogEntry {
+	t.Helper()
 	for _, c := range Catalog() {
 		if c.Name == name {
-			return c.config
+			return c
 		}
 	}
 	t.Fatalf("no catalog entry %q", name)
-	return nil
+	return CatalogEntry{}
 }
 
-// The per-token KV figures for E4B are stated in research gemma4.md §8.3:
-// 4 full donors × K+V × 2 heads × 512 × 2 B = 16 KiB/token (unbounded), and
-// 20 sliding donors × 2 × 2 × 256 × 2 B = 40 KiB/token capped at 512 tokens.
-func TestKVCacheMatchesResearchE4B(t *testing.T) {
-	g, err := parseGeometry(catalogConfig(t, "Gemma-4 E4B"))
+func catalogDescription(t testing.TB, name string) *gemma4.Description {
+	t.Helper()
+	c := catalogEntry(t, name)
+	d, err := gemma4.DescribeRemote(c.config, c.DiskBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, sliding := g.kvSplit()
-	if full != 16<<10 || sliding != 40<<10 {
-		t.Fatalf("E4B KV per token: full %v, sliding %v; want 16 KiB and 40 KiB", full, sliding)
-	}
-	if got, want := g.kvBytes(8192), int64(8192*16<<10+512*40<<10); got != want {
-		t.Fatalf("E4B KV at 8192: %d, want %d", got, want)
-	}
-	// Growth is in 256-token steps.
-	if g.kvBytes(257) != g.kvBytes(512) {
-		t.Fatal("KV cache should grow in 256-token steps")
-	}
+	return d
 }
 
 func TestEstimateFitsAndRefuses(t *testing.T) {
-	cfg := catalogConfig(t, "Gemma-4 E4B")
-	w := Weights{Text: 4_200_000_000, Towers: 900_000_000}
+	d := catalogDescription(t, "Gemma-4 E4B")
 	big := Budget{TotalRAM: 64 << 30, Usable: 48 << 30, Source: "test"}
-	e, err := EstimateMemory(cfg, w, 0, big)
-	if err != nil {
-		t.Fatal(err)
+	for _, backend := range []string{gemma4.BackendGo, gemma4.BackendMLX} {
+		e := EstimateMemory(d, backend, 0, big)
+		if !e.Fits || e.Context != DefaultContext || e.Backend != backend ||
+			e.Total != e.TextWeights+e.TowerWeights+e.KVCache+e.Working+e.Slack+e.Overhead {
+			t.Fatalf("%s: estimate %+v", backend, e)
+		}
+		if e.MaxContext != e.ModelContext {
+			t.Fatalf("%s: 48 GiB should fit E4B's whole context; max %d", backend, e.MaxContext)
+		}
 	}
-	if !e.Fits || e.Context != DefaultContext || e.Total != e.TextWeights+e.TowerWeights+e.KVCache+e.Working+e.Overhead {
-		t.Fatalf("estimate %+v", e)
-	}
-	if e.MaxContext != e.ModelContext {
-		t.Fatalf("48 GiB should fit E4B's whole context; max %d", e.MaxContext)
-	}
-	small := Budget{TotalRAM: 8 << 30, Usable: 7_000_000_000, Source: "test"}
-	e, err = EstimateMemory(cfg, w, 32768, small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := Budget{TotalRAM: 8 << 30, Usable: 7_500_000_000, Source: "test"}
+	e := EstimateMemory(d, gemma4.BackendMLX, 32768, small)
 	if e.Fits {
-		t.Fatalf("E4B at 32K in 7 GB should not fit: %s", e.Breakdown())
+		t.Fatalf("E4B at 32K in 7.5 GB should not fit: %s", e.Breakdown())
 	}
 	// MaxContext is the boundary: it fits, one step more does not.
-	g, _ := parseGeometry(cfg)
-	if e.MaxContext == 0 || e.with(g, e.MaxContext) > small.Usable || e.with(g, e.MaxContext+256) <= small.Usable {
+	if e.MaxContext == 0 || e.with(e.MaxContext) > small.Usable || e.with(e.MaxContext+256) <= small.Usable {
 		t.Fatalf("MaxContext %d is not the boundary", e.MaxContext)
 	}
 	msg := (&FitError{Model: "E4B", Estimate: e}).Error()
@@ -79,75 +65,108 @@ func TestEstimateFitsAndRefuses(t *testing.T) {
 	t.Logf("refusal: %s\n%s", msg, e.Breakdown())
 }
 
+// TestEstimateUsesTheEngineRuntime: the fit check sizes the KV cache with
+// the element size and window the engine allocates per backend (float32
+// on Go, the checkpoint's bf16 on MLX; window + 1024 slack slots).
+func TestEstimateUsesTheEngineRuntime(t *testing.T) {
+	d := catalogDescription(t, "Gemma-4 E4B")
+	for backend, elem := range map[string]int{gemma4.BackendGo: 4, gemma4.BackendMLX: 2} {
+		e := EstimateMemory(d, backend, 4096, Budget{Usable: 1 << 40})
+		if want := d.Cfg.Text.KVBytes(4096, elem, gemma4.DefaultWindowSlack); e.KVCache != want {
+			t.Errorf("%s: KV %d, engine allocates %d", backend, e.KVCache, want)
+		}
+	}
+	goEst := EstimateMemory(d, gemma4.BackendGo, 4096, Budget{Usable: 1 << 40})
+	mlxEst := EstimateMemory(d, gemma4.BackendMLX, 4096, Budget{Usable: 1 << 40})
+	if goEst.TextWeights >= mlxEst.TextWeights {
+		t.Errorf("the Go backend maps the per-layer embedding table; MLX loads it: %d vs %d", goEst.TextWeights, mlxEst.TextWeights)
+	}
+}
+
 func TestEstimateMonotoneInContext(t *testing.T) {
 	for _, c := range Catalog() {
-		g, err := parseGeometry(c.config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := &Estimate{TextWeights: c.DiskBytes, Overhead: runtimeOverhead}
-		prev := int64(0)
-		for ctx := 256; ctx <= g.MaxContext; ctx += 256 * 7 {
-			tot := e.with(g, ctx)
-			if tot < prev || tot <= 0 {
-				t.Fatalf("%s: total %d at %d after %d", c.Name, tot, ctx, prev)
+		d := catalogDescription(t, c.Name)
+		for _, backend := range []string{gemma4.BackendGo, gemma4.BackendMLX} {
+			e := EstimateMemory(d, backend, 256, Budget{})
+			prev := int64(0)
+			for ctx := 256; ctx <= e.ModelContext; ctx += 256 * 7 {
+				tot := e.with(ctx)
+				if tot < prev || tot <= 0 {
+					t.Fatalf("%s/%s: total %d at %d after %d", c.Name, backend, tot, ctx, prev)
+				}
+				prev = tot
 			}
-			prev = tot
 		}
 	}
 }
 
-func TestConfigRequiresFields(t *testing.T) {
+func TestDescribeRemoteRequiresFields(t *testing.T) {
 	var cfg map[string]any
-	json.Unmarshal(catalogConfig(t, "Gemma-4 E2B"), &cfg)
-	for _, key := range []string{"sliding_window", "layer_types", "num_kv_shared_layers", "global_head_dim", "num_global_key_value_heads"} {
+	json.Unmarshal(catalogEntry(t, "Gemma-4 E2B").config, &cfg)
+	for _, key := range []string{"sliding_window", "layer_types", "num_kv_shared_layers", "global_head_dim"} {
 		text := map[string]any{}
 		for k, v := range cfg["text_config"].(map[string]any) {
 			text[k] = v
 		}
 		delete(text, key)
-		b, _ := json.Marshal(map[string]any{"model_type": "gemma4", "text_config": text})
-		_, err := EstimateMemory(b, Weights{}, 0, Budget{})
-		if err == nil || !strings.Contains(err.Error(), "text_config."+key) {
+		cfg["text_config"] = text
+		b, _ := json.Marshal(cfg)
+		if _, err := gemma4.DescribeRemote(b, 1); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("without %s: %v", key, err)
 		}
 	}
-	// A null num_global_key_value_heads is the Hub's spelling for "same as sliding".
-	if _, err := EstimateMemory(catalogConfig(t, "Gemma-4 E2B"), Weights{}, 0, Budget{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
+// TestFitDirSplitsTowers: a local folder's weights come from its headers,
+// split into text and towers by the same naming layer the loader uses.
 func TestFitDirSplitsTowers(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "config.json"), tinyConfig(), 0o644)
-	f32 := func(name string, n int) safetensors.Tensor {
-		return safetensors.Tensor{Name: name, DType: "F32", Shape: []int{n}, Data: make([]byte, 4*n)}
-	}
-	err := safetensors.Write(filepath.Join(dir, "model.safetensors"), []safetensors.Tensor{
-		f32("language_model.model.embed_tokens.weight", 1000),
-		f32("vision_tower.encoder.layers.0.mlp.up_proj.linear.weight", 300),
-		f32("audio_tower.output_proj.weight", 200),
-		f32("embed_vision.embedding_projection.weight", 50),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &Hub{Memory: func() (Budget, error) { return Budget{Usable: 1 << 40, Source: "test"}, nil }}
+	dir := filepath.Join("..", "..", "testdata", "models", "text-tiny")
+	h := &Hub{Memory: func() (Budget, error) { return Budget{Usable: 1 << 40, Source: "test"}, nil }, Backend: gemma4.BackendGo}
 	e, err := h.FitDir(dir, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.TextWeights != 4000 || e.TowerWeights != 4*550 {
-		t.Fatalf("text %d, towers %d; want 4000 and 2200", e.TextWeights, e.TowerWeights)
+	d, err := gemma4.DescribeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Weights.Exact || d.Weights.Vision == 0 || d.Weights.Audio == 0 || e.TowerWeights != d.Weights.Towers() {
+		t.Fatalf("weights %+v, towers %d", d.Weights, e.TowerWeights)
 	}
 	if !e.Fits || e.Context != 1024 {
 		t.Fatalf("%+v", e)
 	}
 	// A hostile index naming a shard outside the folder is refused.
-	os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(`{"weight_map":{"a":"../../etc/x.safetensors"}}`), 0o644)
-	if _, err := h.FitDir(dir, 1024); !errors.Is(err, ErrUnsafeName) {
+	bad := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f))
+		os.WriteFile(filepath.Join(bad, f), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(bad, "model.safetensors.index.json"), []byte(`{"weight_map":{"a":"../../etc/x.safetensors"}}`), 0o644)
+	if _, err := h.FitDir(bad, 1024); err == nil || !strings.Contains(err.Error(), "not a safetensors file in the model folder") {
 		t.Fatalf("hostile index: %v", err)
+	}
+}
+
+// TestFitMistypedPathStaysLocal: a target meant as a folder is refused
+// without asking the Hub.
+func TestFitMistypedPathStaysLocal(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the Hub was asked for %s", r.URL.Path)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	h := &Hub{Dir: t.TempDir(), Endpoint: srv.URL, Client: srv.Client(),
+		Memory: func() (Budget, error) { return Budget{Usable: 1 << 40}, nil }}
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(t.TempDir())
+	os.Mkdir("models", 0o755)
+	for _, target := range []string{"./models/gemma-4-e2b", "models/gemma-4-e2b", "/no/such/model", "~/models/x", "a/b/c"} {
+		_, _, err := h.Fit(t.Context(), target, 0)
+		if err == nil || !strings.Contains(err.Error(), "no such folder") {
+			t.Errorf("%s: %v", target, err)
+		}
 	}
 }
 
@@ -169,13 +188,17 @@ func TestCatalogIsConsistent(t *testing.T) {
 		if err != nil || info.Family != c.Name || info.Vision != c.Vision || info.Audio != c.Audio {
 			t.Errorf("%s: config describes %+v (%v)", c.Name, info, err)
 		}
-		if r := c.RAMNeeded(0); r <= c.DiskBytes {
-			t.Errorf("%s: RAM %d not above its weights", c.Name, r)
+		if r := c.RAMNeeded(0); r <= c.DiskBytes/2 {
+			t.Errorf("%s: RAM %d for %d bytes of weights", c.Name, r, c.DiskBytes)
 		}
 		t.Logf("%-16s %-40s disk %8s  RAM@8K %8s", c.Name, c.Repo, FormatBytes(c.DiskBytes), FormatBytes(c.RAMNeeded(0)))
 	}
 	if defaults != 1 {
 		t.Fatalf("%d default models", defaults)
+	}
+	// Public listings show no 4-bit 12B (8-bit, mxfp4, nvfp4, bf16 only).
+	if _, ok := CatalogEntryFor("mlx-community/gemma-4-12B-it-4bit"); ok {
+		t.Fatal("the catalog lists a 12B 4-bit repo that is not published")
 	}
 }
 
@@ -201,28 +224,28 @@ func TestMachineBudget(t *testing.T) {
 	t.Logf("this machine: %s usable (%s)", FormatBytes(b.Usable), b.Source)
 }
 
-func TestRandomConfigsNeverNaN(t *testing.T) {
+// TestRandomGeometriesNeverNaN: any geometry the parser accepts gives a
+// finite, positive, self-consistent estimate on both backends.
+func TestRandomGeometriesNeverNaN(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
-	for i := 0; i < 200; i++ {
-		layers := 1 + r.Intn(80)
-		types := make([]string, layers)
-		for j := range types {
-			types[j] = []string{"sliding_attention", "full_attention"}[r.Intn(2)]
-		}
-		text := map[string]any{
-			"hidden_size": 1 + r.Intn(8192), "intermediate_size": 1 + r.Intn(30000), "num_hidden_layers": layers,
-			"num_attention_heads": 1 + r.Intn(64), "num_key_value_heads": 1 + r.Intn(16), "num_global_key_value_heads": nil,
-			"head_dim": 1 + r.Intn(512), "global_head_dim": 1 + r.Intn(512), "layer_types": types,
-			"sliding_window": 1 + r.Intn(4096), "num_kv_shared_layers": r.Intn(layers), "hidden_size_per_layer_input": nil,
-			"vocab_size": 1 + r.Intn(300000), "max_position_embeddings": 1 + r.Intn(1<<20),
-		}
-		b, _ := json.Marshal(map[string]any{"text_config": text})
-		e, err := EstimateMemory(b, Weights{Text: r.Int63n(1 << 40)}, r.Intn(1<<21), Budget{Usable: r.Int63n(1 << 40)})
+	accepted := 0
+	for i := 0; i < 300; i++ {
+		f := family{1 + r.Intn(8192), 1 + r.Intn(80), 1 + r.Intn(30000), 1 + r.Intn(64), 1 + r.Intn(16), r.Intn(4),
+			1 + r.Intn(4096), r.Intn(40), r.Intn(300), 1 + r.Intn(8), 1 + r.Intn(1<<20), r.Intn(2) == 0, r.Intn(2) == 0,
+			nil, nil, nil, []int{4, 8}[r.Intn(2)]}
+		d, err := gemma4.DescribeRemote(catalogConfig(f), r.Int63n(1<<40))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
-		if e.Total <= 0 || e.KVCache < 0 || e.Working <= 0 || e.MaxContext < 0 || e.MaxContext > e.ModelContext {
-			t.Fatalf("config %s: %+v", b, e)
+		accepted++
+		for _, backend := range []string{gemma4.BackendGo, gemma4.BackendMLX} {
+			e := EstimateMemory(d, backend, r.Intn(1<<21), Budget{Usable: r.Int63n(1 << 40)})
+			if e.Total <= 0 || e.KVCache < 0 || e.Working <= 0 || e.MaxContext < 0 || e.MaxContext > e.ModelContext {
+				t.Fatalf("%+v: %+v", f, e)
+			}
 		}
+	}
+	if accepted < 30 {
+		t.Fatalf("only %d of 300 random geometries parsed", accepted)
 	}
 }

@@ -8,54 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"perch/engine/safetensors"
+	"perch/engine/gemma4"
 )
-
-// towerPrefixes name the vision/audio encoder tensors.
-var towerPrefixes = []string{"vision_tower.", "audio_tower.", "vision_embedder.", "embed_vision.", "embed_audio."}
-
-func isTowerTensor(name string) bool {
-	name = strings.TrimPrefix(name, "model.")
-	for _, p := range towerPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// LocalWeights sums tensor bytes from a checkpoint folder's safetensors
-// headers (validated by engine/safetensors), split into text and towers.
-func LocalWeights(dir string) (Weights, error) {
-	files, err := weightFiles(dir)
-	if err != nil {
-		return Weights{}, err
-	}
-	var w Weights
-	for _, name := range files {
-		h, err := safetensors.ReadHeader(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return Weights{}, err
-		}
-		for _, t := range h.Tensors {
-			if isTowerTensor(t.Name) {
-				w.Towers += t.End - t.Begin
-			} else {
-				w.Text += t.End - t.Begin
-			}
-		}
-	}
-	return w, nil
-}
 
 // FitDir estimates a local checkpoint folder (a snapshot or any directory
 // holding config.json and safetensors).
 func (h *Hub) FitDir(dir string, contextLen int) (*Estimate, error) {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
 		return nil, fmt.Errorf("%s has no readable config.json: %w", filepath.Base(dir), err)
 	}
-	w, err := LocalWeights(dir)
+	d, err := gemma4.DescribeDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +25,7 @@ func (h *Hub) FitDir(dir string, contextLen int) (*Estimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return EstimateMemory(cfg, w, contextLen, b)
+	return EstimateMemory(d, h.Backend, contextLen, b), nil
 }
 
 // FitRemote estimates a Hub model before download from its listing (the
@@ -75,12 +37,6 @@ func (h *Hub) FitRemote(ctx context.Context, repoID, rev string, contextLen int)
 	l, err := h.FetchListing(ctx, repoID, rev)
 	if err != nil {
 		return nil, err
-	}
-	var w Weights
-	for _, f := range l.Files {
-		if strings.HasSuffix(f.Path, ".safetensors") {
-			w.Text += f.Size
-		}
 	}
 	f, ok := l.File("config.json")
 	if !ok {
@@ -101,11 +57,15 @@ func (h *Hub) FitRemote(ctx context.Context, repoID, rev string, contextLen int)
 	if err != nil {
 		return nil, fmt.Errorf("%s: config.json: %w", repoID, err)
 	}
+	d, err := gemma4.DescribeRemote(cfg, l.WeightBytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: config.json: %w", repoID, err)
+	}
 	b, err := h.memory()
 	if err != nil {
 		return nil, err
 	}
-	return EstimateMemory(cfg, w, contextLen, b)
+	return EstimateMemory(d, h.Backend, contextLen, b), nil
 }
 
 // Fit estimates target: a local folder when one exists at that path, else
@@ -115,6 +75,9 @@ func (h *Hub) Fit(ctx context.Context, target string, contextLen int) (*Estimate
 	if st, err := os.Stat(target); err == nil && st.IsDir() {
 		e, err := h.FitDir(target, contextLen)
 		return e, filepath.Base(filepath.Clean(target)), err
+	}
+	if LooksLikePath(target) {
+		return nil, "", fmt.Errorf("%q: no such folder (a Hugging Face repo id is OWNER/NAME)", target)
 	}
 	repo, rev, err := ParseRef(target)
 	if err != nil {
@@ -126,4 +89,19 @@ func (h *Hub) Fit(ctx context.Context, target string, contextLen int) (*Estimate
 	}
 	e, err := h.FitRemote(ctx, repo.String(), rev, contextLen)
 	return e, repo.String(), err
+}
+
+// LooksLikePath reports whether target, which is not an existing folder,
+// was meant as one rather than as a repo id: it starts with "/", "." or
+// "~", has a backslash, has other than exactly one "/", or its first part
+// is a folder here ("models/gemma" when ./models exists).
+func LooksLikePath(target string) bool {
+	ref, _, _ := strings.Cut(target, "@") // a revision may have slashes (refs/pr/1)
+	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, ".") || strings.HasPrefix(ref, "~") ||
+		strings.Contains(ref, "\\") || strings.Count(ref, "/") != 1 {
+		return true
+	}
+	first, _, _ := strings.Cut(ref, "/")
+	st, err := os.Stat(first)
+	return err == nil && st.IsDir()
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"path/filepath"
+	"perch/engine/gemma4"
 	"strings"
 	"testing"
 )
@@ -73,15 +74,18 @@ func FuzzConfigFit(f *testing.F) {
 		if weights < 0 {
 			weights = -weights
 		}
-		e, err := EstimateMemory([]byte(cfg), Weights{Text: weights}, ctx, Budget{Usable: usable})
+		d, err := gemma4.DescribeRemote([]byte(cfg), weights)
 		if err != nil {
 			return
 		}
-		if e.Total <= 0 || e.KVCache < 0 || e.Working <= 0 || e.Context <= 0 || e.MaxContext < 0 || e.MaxContext > e.ModelContext {
-			t.Fatalf("estimate %+v", e)
-		}
-		if e.Fits != (e.Total <= usable) {
-			t.Fatalf("Fits %v for total %d, usable %d", e.Fits, e.Total, usable)
+		for _, backend := range []string{gemma4.BackendGo, gemma4.BackendMLX} {
+			e := EstimateMemory(d, backend, ctx, Budget{Usable: usable})
+			if e.Total <= 0 || e.KVCache < 0 || e.Working <= 0 || e.Context <= 0 || e.MaxContext < 0 || e.MaxContext > e.ModelContext {
+				t.Fatalf("estimate %+v", e)
+			}
+			if e.Fits != (e.Total <= usable) {
+				t.Fatalf("Fits %v for total %d, usable %d", e.Fits, e.Total, usable)
+			}
 		}
 	})
 }

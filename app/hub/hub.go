@@ -42,6 +42,9 @@ type Hub struct {
 	// DiskFree and Memory are seams for tests; nil uses the machine's.
 	DiskFree func(dir string) (int64, error)
 	Memory   func() (Budget, error)
+	// Backend is the engine backend the fit check sizes for ("go" or
+	// "mlx"; "": MLX on a Mac, the Go backend elsewhere).
+	Backend string
 }
 
 // New returns a Hub configured from the environment, as huggingface_hub

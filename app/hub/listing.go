@@ -43,6 +43,17 @@ func (l *Listing) TotalSize() int64 {
 	return n
 }
 
+// WeightBytes is the size of the revision's safetensors files.
+func (l *Listing) WeightBytes() int64 {
+	var n int64
+	for _, f := range l.Files {
+		if strings.HasSuffix(f.Path, ".safetensors") {
+			n += f.Size
+		}
+	}
+	return n
+}
+
 // File returns the named file.
 func (l *Listing) File(path string) (RemoteFile, bool) {
 	for _, f := range l.Files {

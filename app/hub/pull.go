@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"perch/engine/gemma4"
 )
 
 const repoLockName = "perch-pull.lock"
@@ -245,20 +247,15 @@ func (h *Hub) fitBeforeDownload(repo Repo, l *Listing, contextLen int) error {
 	if err != nil {
 		return err
 	}
-	var weights Weights
-	for _, f := range l.Files {
-		if strings.HasSuffix(f.Path, ".safetensors") {
-			weights.Text += f.Size
-		}
+	d, err := gemma4.DescribeRemote(data, l.WeightBytes())
+	if err != nil {
+		return fmt.Errorf("%s: fit check: %w", repo, err)
 	}
 	b, err := h.memory()
 	if err != nil {
 		return fmt.Errorf("fit check: %w (use --force to skip it)", err)
 	}
-	est, err := EstimateMemory(data, weights, contextLen, b)
-	if err != nil {
-		return fmt.Errorf("%s: fit check: %w", repo, err)
-	}
+	est := EstimateMemory(d, h.Backend, contextLen, b)
 	if !est.Fits {
 		return &FitError{Model: repo.String(), Estimate: est}
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 func tinyConfig() []byte {
-	return gemmaConfig(64, 6, 128, 2, 1, 0, 8, 2, 16, true, 4096, 3, siglipSmall, true)
+	return catalogConfig(family{64, 6, 128, 2, 1, 0, 8, 2, 16, 3, 4096, true, false, nil, siglipSmall, conformer, 4})
 }
 
 func randomBytes(n int, seed int64) []byte {

@@ -40,7 +40,7 @@ type Checkpoint struct {
 
 // Open validates and maps every shard of dir.
 func Open(dir string) (*Checkpoint, error) {
-	shards, err := shardNames(dir)
+	shards, err := Shards(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ func Open(dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// shardNames reads the index (if any) and returns the shard file names.
-func shardNames(dir string) ([]string, error) {
+// Shards reads the index (if any) and returns the shard file names.
+func Shards(dir string) ([]string, error) {
 	idxPath := filepath.Join(dir, IndexFile)
 	data, err := os.ReadFile(idxPath)
 	if os.IsNotExist(err) {

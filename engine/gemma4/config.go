@@ -85,6 +85,7 @@ type Config struct {
 	// Unrecognized lists config keys no parser here reads or knowingly
 	// ignores ("text_config.foo"): a newer or foreign checkpoint.
 	Unrecognized []string `json:"-"`
+	raw          []byte
 	// Quantization: the default (Bits 0 when unquantized) and overrides by
 	// module path; a nil override value means "not quantized".
 	Quant          Quant
@@ -122,7 +123,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
-	c := &Config{}
+	c := &Config{raw: data}
 	if err := json.Unmarshal(data, c); err != nil {
 		return nil, fmt.Errorf("bad field: %w", err)
 	}
@@ -460,22 +461,4 @@ func (t *TextConfig) MLPWidth(i int) int {
 		return 2 * t.IntermediateSize
 	}
 	return t.IntermediateSize
-}
-
-// KVBytes is the KV-cache size for a sequence of tokens: keys and values
-// of the donor layers only (KV-shared layers reuse them), sliding layers
-// capped at the window plus slack; elem is the bytes per value.
-func (t *TextConfig) KVBytes(tokens, elem, slack int) int64 {
-	var n int64
-	for i := range t.LayerTypes {
-		if t.KVDonor(i) != i {
-			continue
-		}
-		keep := tokens
-		if !t.IsFull(i) {
-			keep = min(tokens, t.SlidingWindow+slack)
-		}
-		n += 2 * int64(t.KVHeadsOf(i)) * int64(t.HeadDimOf(i)) * int64(keep) * int64(elem)
-	}
-	return n
 }
