@@ -102,22 +102,15 @@ func NewProcessor(dir string, cfg *Config, tok *tokenizer.Tokenizer, o Processor
 	if p.tmpl, err = chattemplate.Load(dir); err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
-	if p.vision, err = ParseVisionConfig(cfg.VisionConfig); err != nil {
-		return nil, err
-	}
+	p.vision = cfg.Vision // parsed with the config (its image budget filled in)
 	if p.pc, err = loadProcessorConfig(dir); err != nil {
 		return nil, err
 	}
 	if p.mel, err = logmel.New(logmel.Gemma4); err != nil {
 		return nil, err
 	}
-	if len(cfg.AudioConfig) > 0 && string(cfg.AudioConfig) != "null" {
-		p.audio = true
-		var ac struct {
-			ModelType string `json:"model_type"`
-		}
-		json.Unmarshal(cfg.AudioConfig, &ac)
-		p.unifiedAudio = ac.ModelType == "gemma4_unified_audio"
+	if cfg.Audio != nil {
+		p.audio, p.unifiedAudio = true, cfg.Audio.Unified()
 	}
 	p.ids = specialIDsOf(cfg, tok)
 	p.text = p.ids.text(tok)
