@@ -152,7 +152,7 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		if err != nil {
 			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
 		}
-		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize}
+		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc}
 		ds, err := train.LoadFolder(ctx, req.Data, enc)
 		if err != nil {
 			return plan, nil, nil, err

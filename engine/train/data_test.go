@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"perch/engine/chattemplate"
+	"perch/engine/gemma4"
+	"perch/engine/prompt"
 	"perch/engine/tokenizer"
 )
 
@@ -37,14 +39,23 @@ func encodeOne(t *testing.T, enc *Encoder, line string) Row {
 	return row
 }
 
-// inferencePrompt is what a chat request with these messages is fed.
+// inferencePrompt is what the processor feeds a chat request with these
+// messages.
 func inferencePrompt(t *testing.T, enc *Encoder, msgs ...chattemplate.Message) []int32 {
 	t.Helper()
-	s, err := enc.Template.Render(context.Background(), chattemplate.Input{Messages: msgs, AddGenerationPrompt: true})
+	proc, err := gemma4.LoadProcessor(tinyModel, gemma4.ProcessorOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return enc.Tok.Encode(s, false)
+	var pm []prompt.Message
+	for _, m := range msgs {
+		pm = append(pm, prompt.TextMessage(prompt.Role(m.Role), m.Content))
+	}
+	prep, err := proc.Prepare(context.Background(), pm, gemma4.PrepareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prep.IDs
 }
 
 // TestChatRowsSplitAsInference: the prompt of a chat row is exactly what a

@@ -76,6 +76,10 @@ func LoadFolder(ctx context.Context, dir string, enc *Encoder) (*Dataset, error)
 	}
 	budget := MaxDatasetTokens
 	ds := &Dataset{}
+	if enc.Dir == "" {
+		e := *enc
+		e.Dir, enc = dir, &e
+	}
 	for _, s := range []struct {
 		name     string
 		out      **Split

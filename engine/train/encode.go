@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"perch/engine/chattemplate"
+	"perch/engine/gemma4"
 	"perch/engine/tokenizer"
 )
 
@@ -30,6 +31,11 @@ type Encoder struct {
 	Method   Method
 	MaxLen   int // rows are cut to this many tokens (0: DefaultMaxLen)
 	Vocab    int // ids of pre-tokenized rows must be below this
+	// Processor prepares rows with image, audio or video parts, as chat
+	// requests are (nil: such rows are refused); media paths are relative
+	// to Dir.
+	Processor *gemma4.Processor
+	Dir       string
 }
 
 // record is a dataset line; which keys are present decides its format.
@@ -135,9 +141,6 @@ func (e *Encoder) messages(ctx context.Context, rec *record) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	if err := noMedia(media); err != nil {
-		return Row{}, err
-	}
 	n := len(msgs)
 	if msgs[n-1].Role != "assistant" {
 		return Row{}, fmt.Errorf("the last message is the %s's: it must be the assistant's answer (the loss is on the last message)", msgs[n-1].Role)
@@ -145,7 +148,10 @@ func (e *Encoder) messages(ctx context.Context, rec *record) (Row, error) {
 	if n < 2 {
 		return Row{}, errors.New("the conversation has only the answer: give at least one message before it")
 	}
-	return e.chatRow(ctx, msgs[:n-1], msgs[n-1:], rec)
+	if hasMedia(msgs[n-1]) {
+		return Row{}, errors.New("the answer (the last message) cannot carry media: attach them to an earlier turn")
+	}
+	return e.chatRow(ctx, msgs[:n-1], media, msgs[n-1:], rec)
 }
 
 // completion is a {"prompt", "completion"} row: a user turn and the answer.
@@ -153,24 +159,31 @@ func (e *Encoder) completion(ctx context.Context, rec *record) (Row, error) {
 	if !has(rec.Prompt) || !has(rec.Completion) {
 		return Row{}, errors.New("a completion row needs both \"prompt\" and \"completion\"")
 	}
-	prompt, err := e.turns(rec, rec.Prompt, "prompt", "user")
+	prompt, media, err := e.turns(rec, rec.Prompt, "prompt", "user")
 	if err != nil {
 		return Row{}, err
 	}
-	answer, err := e.turns(rec, rec.Completion, "completion", "assistant")
+	answer, err := e.answer(rec, rec.Completion, "completion")
 	if err != nil {
 		return Row{}, err
 	}
-	return e.chatRow(ctx, prompt, answer, rec)
+	return e.chatRow(ctx, prompt, media, answer, rec)
 }
 
-func (e *Encoder) chatRow(ctx context.Context, prompt, answer []chattemplate.Message, rec *record) (Row, error) {
+func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, answer []chattemplate.Message, rec *record) (Row, error) {
 	p, target, err := e.split(ctx, prompt, answer, rec)
 	if err != nil {
 		return Row{}, err
 	}
-	ids := append(p, target...)
-	return Row{IDs: ids, PromptLen: len(p)}, nil
+	row := Row{PromptLen: len(p)}
+	if len(media) > 0 {
+		if row.source, p, row.Blocks, err = e.withMedia(ctx, prompt, media, rec); err != nil {
+			return Row{}, err
+		}
+		row.PromptLen = len(p)
+	}
+	row.IDs = append(p, target...)
+	return row, nil
 }
 
 // pair is a {"prompt", "chosen", "rejected"} row (strings or message
@@ -179,7 +192,7 @@ func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
 	if !has(rec.Prompt) || !has(rec.Chosen) || !has(rec.Rejected) {
 		return Row{}, errors.New("a preference row needs \"prompt\", \"chosen\" and \"rejected\"")
 	}
-	prompt, err := e.turns(rec, rec.Prompt, "prompt", "user")
+	prompt, media, err := e.turns(rec, rec.Prompt, "prompt", "user")
 	if err != nil {
 		return Row{}, err
 	}
@@ -189,7 +202,7 @@ func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
 		name string
 		out  *[]int32
 	}{{rec.Chosen, "chosen", &row.Chosen}, {rec.Rejected, "rejected", &row.Rejected}} {
-		answer, err := e.turns(rec, side.raw, side.name, "assistant")
+		answer, err := e.answer(rec, side.raw, side.name)
 		if err != nil {
 			return Row{}, err
 		}
@@ -199,17 +212,32 @@ func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
 		}
 		row.Prompt, *side.out = p, target
 	}
+	if len(media) > 0 {
+		if row.source, row.Prompt, row.Blocks, err = e.withMedia(ctx, prompt, media, rec); err != nil {
+			return Row{}, err
+		}
+	}
 	return row, nil
+}
+
+// answer reads the answer side of a row: a string or assistant messages,
+// without media.
+func (e *Encoder) answer(rec *record, raw json.RawMessage, name string) ([]chattemplate.Message, error) {
+	msgs, media, err := e.turns(rec, raw, name, "assistant")
+	if err == nil && len(media) > 0 {
+		err = fmt.Errorf("%q cannot carry media: attach them to the prompt", name)
+	}
+	return msgs, err
 }
 
 // turns reads a string (one message of role) or a message list; a
 // "system" string goes first when the value is the prompt.
-func (e *Encoder) turns(rec *record, raw json.RawMessage, name, role string) ([]chattemplate.Message, error) {
+func (e *Encoder) turns(rec *record, raw json.RawMessage, name, role string) ([]chattemplate.Message, []MediaRef, error) {
 	var msgs []chattemplate.Message
 	if role == "user" && has(rec.System) {
 		var sys string
 		if err := json.Unmarshal(rec.System, &sys); err != nil {
-			return nil, errors.New("\"system\" must be a string")
+			return nil, nil, errors.New("\"system\" must be a string")
 		}
 		msgs = append(msgs, chattemplate.Message{Role: "system", Content: sys})
 	}
@@ -217,18 +245,15 @@ func (e *Encoder) turns(rec *record, raw json.RawMessage, name, role string) ([]
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("%q: %v", name, err)
+			return nil, nil, fmt.Errorf("%q: %v", name, err)
 		}
-		return append(msgs, chattemplate.Message{Role: role, Content: s}), nil
+		return append(msgs, chattemplate.Message{Role: role, Content: s}), nil, nil
 	}
 	list, media, err := parseMessages(raw, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := noMedia(media); err != nil {
-		return nil, err
-	}
-	return append(msgs, list...), nil
+	return append(msgs, list...), media, nil
 }
 
 // split renders prompt (with the generation prompt, as a chat request is)
@@ -283,9 +308,11 @@ func (e *Encoder) text(rec *record) (Row, error) {
 	return Row{IDs: ids, PromptLen: 1}, nil
 }
 
-func noMedia(media []MediaRef) error {
-	if len(media) > 0 {
-		return fmt.Errorf("%s parts in training rows are not supported yet", media[0].Kind)
+func hasMedia(m chattemplate.Message) bool {
+	for _, p := range m.Parts {
+		if p.Type != "text" {
+			return true
+		}
 	}
-	return nil
+	return false
 }

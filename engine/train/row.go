@@ -4,7 +4,11 @@
 // validation, checkpoints and metrics.
 package train
 
-import "fmt"
+import (
+	"fmt"
+
+	"perch/engine/gemma4"
+)
 
 // Method is the training objective.
 type Method string
@@ -36,8 +40,18 @@ type Row struct {
 	PromptLen int
 	// DPO/ORPO: the prompt and the two responses (responses WITHOUT the prompt).
 	Prompt, Chosen, Rejected []int32
+	// Media are the prompt's attachments, each with the positions of its
+	// soft tokens (in IDs, or in Prompt); the towers run frozen and their
+	// outputs are spliced as at inference (Features, Inputs). Blocks gives
+	// the prompt's positions their image/video block or -1 (nil without
+	// visual media). A dataset row holds them only while it trains
+	// (WithMedia); the run prepares them before each step.
+	Media  []gemma4.Placed
+	Blocks []int
 	// Source names the row in messages: "train.jsonl:12".
 	Source string
+
+	source *mediaSource // how a dataset row prepares its media again
 }
 
 // Tokens is the number of positions the row feeds (both sequences of a pair).

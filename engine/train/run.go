@@ -160,7 +160,10 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 		if err := r.sv.failed(); err != nil {
 			return false, err
 		}
-		batch := r.batcher.Next()
+		batch, err := withMedia(ctx, r.batcher.Next())
+		if err != nil {
+			return stopped(err)
+		}
 		t0 := time.Now()
 		m, err := r.s.Step(batch)
 		if err != nil {
@@ -200,6 +203,25 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 	return false, nil
 }
 
+// withMedia prepares the media of a batch's rows (a copy: the dataset
+// keeps none).
+func withMedia(ctx context.Context, batch []Row) ([]Row, error) {
+	out := batch
+	for i := range batch {
+		if batch[i].source == nil {
+			continue
+		}
+		if &out[0] == &batch[0] {
+			out = append([]Row(nil), batch...)
+		}
+		var err error
+		if out[i], err = batch[i].WithMedia(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // validate runs the validation batches and records their loss: a mean over
 // counted tokens (SFT) or over pairs (DPO, ORPO).
 func (r *runner) validate(ctx context.Context, step int) (float64, error) {
@@ -211,6 +233,10 @@ func (r *runner) validate(ctx context.Context, step int) (float64, error) {
 			r.h.Yield()
 		}
 		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		b, err := withMedia(ctx, b)
+		if err != nil {
 			return 0, err
 		}
 		m, err := r.s.Evaluate(b)

@@ -1,0 +1,188 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"perch/engine/chattemplate"
+	"perch/engine/gemma4"
+	"perch/engine/prompt"
+	"perch/engine/tensor"
+)
+
+// Media rows. A chat row's image, audio and video parts go through the
+// model's processor exactly as a chat request's attachments do (decode,
+// preprocess, placeholder expansion); the towers run frozen and their
+// outputs are spliced into the prompt's embeddings as at inference. The
+// prepared media are let go after loading and prepared again just before
+// the row's step, so a dataset of photos does not sit in memory.
+
+// maxMediaFileBytes bounds one media file of a training row.
+var maxMediaFileBytes = map[string]int64{"image": 50 << 20, "audio": 200 << 20, "video": 2 << 30}
+
+// mediaSource is how a row prepares its media again.
+type mediaSource struct {
+	proc *gemma4.Processor
+	dir  string           // the dataset folder: media paths are relative to it
+	msgs []prompt.Message // the prompt, media parts naming their files (Data nil)
+	opts gemma4.PrepareOptions
+	n    int // prompt length, checked when prepared again
+}
+
+// prepare reads the files and runs the processor over the prompt.
+func (s *mediaSource) prepare(ctx context.Context) (*gemma4.Prepared, error) {
+	msgs := make([]prompt.Message, len(s.msgs))
+	for i, m := range s.msgs {
+		msgs[i] = m
+		msgs[i].Content = append([]prompt.Part(nil), m.Content...)
+		for j := range msgs[i].Content {
+			p := &msgs[i].Content[j]
+			if p.Type == prompt.Text {
+				continue
+			}
+			data, err := readMedia(s.dir, p.Name, string(p.Type))
+			if err != nil {
+				return nil, err
+			}
+			p.Data = data
+		}
+	}
+	return s.proc.Prepare(ctx, msgs, s.opts)
+}
+
+func readMedia(dir, path, kind string) ([]byte, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	defer f.Close()
+	limit := maxMediaFileBytes[kind]
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s %s is over the %d MiB a training %s may be", kind, path, limit>>20, kind)
+	}
+	return data, nil
+}
+
+// withMedia lays a chat row's prompt out through the processor: the prompt
+// ids with the media expanded replace p, and the row keeps what it needs to
+// prepare them again.
+func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, refs []MediaRef, rec *record) (*mediaSource, []int32, []int, error) {
+	if e.Processor == nil {
+		return nil, nil, nil, fmt.Errorf("%s parts need the model's processor (the model has no towers?)", refs[0].Kind)
+	}
+	if len(rec.Tools) > 0 {
+		return nil, nil, nil, errors.New("rows with media parts cannot also carry tools")
+	}
+	msgs, err := promptMessages(prompt, refs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs}
+	if rec.EnableThinking != nil {
+		src.opts.EnableThinking = *rec.EnableThinking
+	}
+	prep, err := src.prepare(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	src.n = len(prep.IDs)
+	return src, prep.IDs, prep.Blocks, nil
+}
+
+// promptMessages turns template messages and their media files (in
+// document order) into the processor's messages.
+func promptMessages(msgs []chattemplate.Message, refs []MediaRef) ([]prompt.Message, error) {
+	out := make([]prompt.Message, 0, len(msgs))
+	k := 0
+	for _, m := range msgs {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return nil, errors.New("rows with media parts cannot also carry tool calls")
+		}
+		pm := prompt.Message{Role: prompt.Role(m.Role), Thinking: m.Reasoning}
+		if m.Parts == nil {
+			pm.Content = []prompt.Part{{Type: prompt.Text, Text: m.Content}}
+		}
+		for _, p := range m.Parts {
+			if p.Type == "text" {
+				pm.Content = append(pm.Content, prompt.Part{Type: prompt.Text, Text: p.Text})
+				continue
+			}
+			pm.Content = append(pm.Content, prompt.Part{Type: prompt.PartType(p.Type), Name: refs[k].Path})
+			k++
+		}
+		out = append(out, pm)
+	}
+	return out, nil
+}
+
+// WithMedia returns the row with its media prepared (Media, Blocks) when it
+// has any; a row without media comes back as it is.
+func (r Row) WithMedia(ctx context.Context) (Row, error) {
+	if r.source == nil || r.Media != nil {
+		return r, nil
+	}
+	prep, err := r.source.prepare(ctx)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", r.Source, err)
+	}
+	if len(prep.IDs) != r.source.n {
+		return r, fmt.Errorf("%s: its media now give a %d-token prompt, %d when the dataset was read (a file changed?)", r.Source, len(prep.IDs), r.source.n)
+	}
+	r.Media, r.Blocks = prep.Media, prep.Blocks
+	return r, nil
+}
+
+// Features runs the row's media through their frozen towers: one
+// [rows, H] per item of Media.
+func (r *Row) Features(b tensor.Backend, m *gemma4.Model) ([]tensor.Tensor, error) {
+	out := make([]tensor.Tensor, len(r.Media))
+	for i, pl := range r.Media {
+		f, err := m.EncodeMedia(b, pl.Media)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", r.Source, pl.Name, err)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// Inputs is the model input of one of the row's sequences (ids start with
+// the row's prompt): with media, the text embeddings with feats (from
+// Features) spliced at their rows, the per-layer ids with the placeholders
+// set to pad, and the vision blocks.
+func (r *Row) Inputs(b tensor.Backend, text *gemma4.Text, ids []int32, feats []tensor.Tensor, pad int32) (gemma4.Inputs, error) {
+	in := gemma4.Inputs{IDs: b.FromInt32(ids, []int{1, len(ids)})}
+	if len(r.Media) == 0 {
+		return in, nil
+	}
+	embeds := text.Embed(in.IDs)
+	ple := append([]int32(nil), ids...)
+	for i, pl := range r.Media {
+		var err error
+		if embeds, err = gemma4.Splice(b, embeds, feats[i], pl.Rows); err != nil {
+			return in, fmt.Errorf("%s: %s: %w", r.Source, pl.Name, err)
+		}
+		for _, row := range pl.Rows {
+			ple[row] = pad
+		}
+	}
+	in.Embeds, in.PLEIDs = embeds, b.FromInt32(ple, []int{1, len(ple)})
+	if r.Blocks != nil {
+		in.VisionBlocks = make([]int, len(ids))
+		for i := range in.VisionBlocks {
+			in.VisionBlocks[i] = -1
+		}
+		copy(in.VisionBlocks, r.Blocks)
+	}
+	return in, nil
+}
