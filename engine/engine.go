@@ -156,7 +156,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-
 // Info describes the loaded model.
 func (e *Engine) Info() ModelInfo { return e.info }
 

@@ -18,6 +18,7 @@ const tinyDir = "../tokenizer/testdata/tiny"
 
 type goldenCase struct {
 	Name                string            `json:"name"`
+	Template            string            `json:"template"`
 	Messages            []json.RawMessage `json:"messages"`
 	Tools               []json.RawMessage `json:"tools"`
 	AddGenerationPrompt bool              `json:"add_generation_prompt"`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"perch/engine/tokenizer/realvocab"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -61,7 +62,7 @@ func jsBench() (*jsResult, error) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return nil, fmt.Errorf("node not installed")
 	}
-	out, err := exec.Command("node", filepath.Join("testdata", "oracle", "oracle.js"), "bench", cacheDir(), corpusPath, "5").Output()
+	out, err := exec.Command("node", filepath.Join("testdata", "oracle", "oracle.js"), "bench", realvocab.Cache(repoRoot), corpusPath, "5").Output()
 	if err != nil {
 		return nil, fmt.Errorf("node oracle: %v", err)
 	}
@@ -92,7 +93,7 @@ func BenchmarkEncodeChatPrompt(b *testing.B) {
 // for github.com/sugarme/tokenizer's loader. The budget is ≤ 100 MB resident.
 func BenchmarkLoadGemma3(b *testing.B) {
 	gemma3(b) // skip when absent
-	dir := filepath.Join(cacheDir(), "gemma3")
+	dir := filepath.Join(realvocab.Cache(repoRoot), "gemma3")
 	for _, lib := range []string{"perch", "sugarme"} {
 		m, err := measureLoadInChild(lib, dir)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"perch/engine/tokenizer/realvocab"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -137,7 +138,7 @@ func TestDecodeMatchesSugarme(t *testing.T) {
 			lists = append(lists, g3.Encode(d.Text, false))
 		}
 		lists = append(lists, g3.Encode(whole, false))
-		check(filepath.Join(cacheDir(), "gemma3"), g3, lists)
+		check(filepath.Join(realvocab.Cache(repoRoot), "gemma3"), g3, lists)
 	}
 }
 

