@@ -57,3 +57,6 @@ func (m *Text) Layer(i int, h, pli tensor.Tensor, mask tensor.Mask, k, v tensor.
 func (m *Text) Head(h tensor.Tensor) tensor.Tensor {
 	return m.Logits(m.b.RMSNorm(h, m.Norm, float32(m.Cfg.RMSNormEps)))
 }
+
+// Backend is the backend m's ops run on.
+func (m *Text) Backend() tensor.Backend { return m.b }

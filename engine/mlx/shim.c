@@ -955,3 +955,30 @@ const char* shim_rope_dynamic(A* res, A x, int dims, bool traditional, bool has_
 	mx_opt_float b = {base, has_base};
 	return CALL(p_mlx_fast_rope_dynamic(res, x, dims, traditional, b, scale, offset, freqs, s));
 }
+
+// Training: the transposes of shim_linear and shim_gather_linear without
+// the bias, dy @ W (quantized_matmul / gather_qmm with transpose false).
+const char* shim_linear_t(A* res, A dy, A w, A scales, A biases, int bits, int group_size, S s) {
+	if (bits != 0)
+		return CALL(p_mlx_quantized_matmul(res, dy, w, scales, biases, false, opt_int(group_size),
+			opt_int(bits), "affine", s));
+	return CALL(p_mlx_matmul(res, dy, w, s));
+}
+
+// dy [N, K, Out] -> [N, K, 1, Out] @ W[idx] -> [N, K, 1, In] -> [N, K, In].
+const char* shim_gather_linear_t(A* res, A dy, A w, A scales, A biases, A idx, int bits,
+	int group_size, S s) {
+	A t[2] = {{0}};
+	A none = {0};
+	const char* err = CALL(p_mlx_expand_dims(&t[0], dy, -2, s));
+	if (!err) {
+		if (bits != 0)
+			err = CALL(p_mlx_gather_qmm(&t[1], t[0], w, scales, biases, none, idx, false,
+				opt_int(group_size), opt_int(bits), "affine", false, s));
+		else
+			err = CALL(p_mlx_gather_mm(&t[1], t[0], w, none, idx, false, s));
+	}
+	if (!err) err = CALL(p_mlx_squeeze_axis(res, t[1], -2, s));
+	for (int i = 0; i < 2; i++) p_mlx_array_free(t[i]);
+	return err;
+}

@@ -175,4 +175,12 @@ const char* shim_map_iter_new(mx_map m, mx_map_iter* res);
 const char* shim_map_next(mx_map_iter it, const char** key, mx_array* value, bool* done);
 void shim_map_free(mx_map m, mx_map_iter it);
 
+
+// Training: dy @ W for a frozen (possibly quantized) weight, and its
+// expert-gathered form (dy [N, K, Out], idx [N, K] -> [N, K, In]).
+const char* shim_linear_t(mx_array* res, mx_array dy, mx_array w, mx_array scales,
+	mx_array biases, int bits, int group_size, mx_stream s);
+const char* shim_gather_linear_t(mx_array* res, mx_array dy, mx_array w, mx_array scales,
+	mx_array biases, mx_array idx, int bits, int group_size, mx_stream s);
+
 #endif

@@ -217,6 +217,13 @@ type Backend interface {
 	// GatherLinear applies expert idx[n, j] of an expert-stacked w to row n of
 	// x: x [N, K or 1, In], idx int32 [N, K] -> [N, K, Out] (MoE).
 	GatherLinear(x Tensor, w *Linear, idx Tensor) Tensor
+	// LinearT is Linear's transpose without the bias: dy @ W, dy [.., Out]
+	// -> [.., In] (the input gradient of a frozen, possibly quantized Linear;
+	// quantized weights are never dequantized whole).
+	LinearT(dy Tensor, w *Linear) Tensor
+	// GatherLinearT is GatherLinear's transpose: dy [N, K, Out] -> [N, K, In],
+	// row (n, j) times expert idx[n, j] of w (MoE input gradients).
+	GatherLinearT(dy Tensor, w *Linear, idx Tensor) Tensor
 	// Embedding takes rows ids of w and dequantizes them: ids [..] -> [.., In].
 	Embedding(w *Linear, ids Tensor) Tensor
 	// RMSNorm: x * rsqrt(mean(x^2) + eps) * w over the last axis; w may be nil.

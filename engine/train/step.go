@@ -2,46 +2,243 @@ package train
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
+	"perch/engine/autodiff"
 	"perch/engine/gemma4"
 	"perch/engine/lora"
 	"perch/engine/tensor"
 )
 
 // Trainer holds an adapter on a backend and its optimizer state, and steps
-// it. Engine thread only.
+// it. It runs on its own view of the model (m.Text.Adapter is left alone),
+// so the engine can serve requests between steps with the adapter off or
+// with another one. Engine thread only.
 type Trainer struct {
 	b     tensor.Backend
 	m     *gemma4.Model
+	text  *gemma4.Text // the policy: base + the trainer's adapter
+	base  *gemma4.Text // the reference: adapter off (the same weights)
 	opts  Options
 	cfg   lora.Config
 	bound *lora.Bound
+	names []string    // leaf 2i: target i's lora_a, 2i+1: its lora_b
+	host  [][]float32 // the leaves on the host (the optimizer's copy)
+	opt   *adamw
+	steps int // updates done
+
+	byLayer   [][]int // target indices per layer
+	donorUsed []bool  // layer i's keys/values are read by a KV-shared layer
+	tape      *autodiff.Tape
+
+	// During a run.
+	mark      uint64
+	group     []*seq
+	grads     []tensor.Tensor
+	tapeBytes int64
+	nseq      int
+	dropped   []*gemma4.LoRA
 }
 
-var errNotBuilt = errors.New("train: the training step is not built yet (issue #11 in progress)")
-
-// NewTrainer binds ad to m on b (m's own Text.Adapter is left alone: the
-// trainer runs on its own view of the model) and checks opts.
+// NewTrainer binds ad to m on b and checks opts and the leaves (one lora_a
+// and one lora_b per adapted projection, the LoRA+ groups).
 func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Options) (*Trainer, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	if ad.Config.LoRA.Dropout < 0 || ad.Config.LoRA.Dropout >= 1 {
+		return nil, fmt.Errorf("LoRA dropout %v is outside [0, 1)", ad.Config.LoRA.Dropout)
+	}
 	bound, err := lora.Bind(b, m.Text, ad)
 	if err != nil {
 		return nil, err
 	}
-	return &Trainer{b: b, m: m, opts: opts, cfg: ad.Config, bound: bound}, nil
+	t := &Trainer{b: b, m: m, opts: opts, cfg: ad.Config, bound: bound, tape: autodiff.New(b)}
+	t.text = m.Text.WithBackend(b, bound.Adapter)
+	t.base = m.Text.WithBackend(b, nil)
+	var sizes []int
+	for _, tg := range bound.Targets {
+		t.names = append(t.names, tg.A(), tg.B())
+	}
+	host, err := bound.Host(ad.Config)
+	if err != nil {
+		bound.Free()
+		return nil, err
+	}
+	for _, n := range t.names {
+		t.host = append(t.host, host.Leaves[n].Data)
+		sizes = append(sizes, len(host.Leaves[n].Data))
+	}
+	if t.opt, err = newAdamW(t.names, sizes, len(bound.Targets), opts.LoRAPlusRatio, opts.WeightDecay); err != nil {
+		bound.Free()
+		return nil, err
+	}
+	cfg := m.Text.Cfg
+	t.byLayer = make([][]int, len(m.Text.Layers))
+	for i, tg := range bound.Targets {
+		t.byLayer[tg.Layer] = append(t.byLayer[tg.Layer], i)
+	}
+	t.donorUsed = make([]bool, len(m.Text.Layers))
+	for i := range m.Text.Layers {
+		if d := cfg.KVDonor(i); d != i && d >= 0 {
+			t.donorUsed[d] = true
+		}
+	}
+	return t, nil
 }
 
-// Step runs one optimizer step on a batch.
-func (t *Trainer) Step(rows []Row) (StepMetrics, error) { return StepMetrics{}, errNotBuilt }
+// Step runs one optimizer step on a batch: the loss and its gradient at
+// the current leaves, the global-norm clip, AdamW with LoRA+.
+func (t *Trainer) Step(rows []Row) (StepMetrics, error) {
+	start := time.Now()
+	m, grads, err := t.run(rows, true)
+	if err != nil {
+		return m, err
+	}
+	m.GradNorm = globalNorm(grads)
+	clip(grads, m.GradNorm, t.opts.GradClip)
+	m.LR = t.opts.Schedule.LR(t.opts.LearningRate, t.steps)
+	t.opt.update(t.host, grads, m.LR)
+	t.steps++
+	if err := t.upload(); err != nil {
+		return m, err
+	}
+	m.PeakMemory = t.b.PeakMemory()
+	m.Elapsed = time.Since(start)
+	return m, nil
+}
 
-// Evaluate computes the loss of a batch without updating.
-func (t *Trainer) Evaluate(rows []Row) (StepMetrics, error) { return StepMetrics{}, errNotBuilt }
+// Evaluate computes a batch's loss and metrics without updating.
+func (t *Trainer) Evaluate(rows []Row) (StepMetrics, error) {
+	start := time.Now()
+	m, _, err := t.run(rows, false)
+	m.PeakMemory = t.b.PeakMemory()
+	m.Elapsed = time.Since(start)
+	return m, err
+}
 
 // Snapshot copies the current leaves to the host.
-func (t *Trainer) Snapshot() (*lora.Adapter, error) { return t.bound.Host(t.cfg) }
+func (t *Trainer) Snapshot() (*lora.Adapter, error) {
+	a := &lora.Adapter{Config: t.cfg, Leaves: map[string]lora.Leaf{}}
+	for i, n := range t.names {
+		lo := t.bound.LoRAs[i/2]
+		shape := lo.A.Shape()
+		if i%2 == 1 {
+			shape = lo.B.Shape()
+		}
+		a.Leaves[n] = lora.Leaf{Shape: append([]int(nil), shape...), Data: append([]float32(nil), t.host[i]...)}
+	}
+	return a, nil
+}
 
-// Close frees the trainer's tensors.
+// Steps is the number of optimizer updates done.
+func (t *Trainer) Steps() int { return t.steps }
+
+// Close frees the trainer's leaves on the backend.
 func (t *Trainer) Close() { t.bound.Free() }
+
+// upload replaces the leaves on the backend with the host copies.
+func (t *Trainer) upload() error {
+	b := t.b
+	for i, lo := range t.bound.LoRAs {
+		a := b.FromFloat32(t.host[2*i], lo.A.Shape(), tensor.Float32)
+		bb := b.FromFloat32(t.host[2*i+1], lo.B.Shape(), tensor.Float32)
+		b.Pin(a, bb)
+		b.Unpin(lo.A, lo.B)
+		lo.A, lo.B = a, bb
+	}
+	return b.Err()
+}
+
+// run computes the loss of rows and, with grads, the leaves' gradients
+// (host float32, leaf order).
+func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) {
+	var m StepMetrics
+	if len(rows) == 0 {
+		return m, nil, errors.New("train: an empty batch")
+	}
+	b := t.b
+	if err := b.Err(); err != nil {
+		return m, nil, fmt.Errorf("train: the backend failed before the step: %w", err)
+	}
+	vocab := t.text.Cfg.VocabSize
+	groups := make([][]*seq, len(rows))
+	ntoks := 0
+	for i := range rows {
+		g, err := sequences(t.opts.Method, &rows[i], vocab)
+		if err != nil {
+			return m, nil, err
+		}
+		for _, s := range g {
+			ntoks += s.tokens()
+			s.n = t.nseq
+			t.nseq++
+		}
+		groups[i] = g
+	}
+	b.ResetPeakMemory()
+	t.mark = b.Mark()
+	t.tapeBytes = 0
+	t.grads = nil
+	if grads {
+		t.grads = make([]tensor.Tensor, len(t.names))
+	}
+	defer func() {
+		t.group, t.grads = nil, nil
+		t.tape.Reset()
+		b.SweepSince(t.mark)
+	}()
+	for _, g := range groups {
+		t.group = g
+		var refs []float64
+		for _, s := range g {
+			t.forward(s, t.text, grads)
+			if err := t.head(s, t.text, grads); err != nil {
+				return m, nil, err
+			}
+			if t.opts.Method == DPO {
+				ref := &seq{ids: s.ids, a: s.a, e: s.e}
+				t.group = append(t.group, ref)
+				t.forward(ref, t.base, false)
+				if err := t.head(ref, t.base, false); err != nil {
+					return m, nil, err
+				}
+				refs = append(refs, ref.sum)
+				t.group = g
+			}
+		}
+		loss, coeffs := groupLoss(t.opts, g, refs, ntoks, len(rows), &m)
+		m.Loss += loss
+		if grads {
+			for k, s := range g {
+				if err := t.backward(s, coeffs[k]); err != nil {
+					return m, nil, err
+				}
+				s.hs, s.kv, s.saved = nil, nil, 0
+			}
+		}
+		if err := b.Err(); err != nil {
+			return m, nil, err
+		}
+	}
+	m.Tokens = ntoks
+	m.TapeBytes = t.tapeBytes
+	if !grads {
+		return m, nil, nil
+	}
+	out := make([][]float32, len(t.names))
+	for i, g := range t.grads {
+		if g == nil {
+			out[i] = make([]float32, len(t.host[i]))
+			continue
+		}
+		v, err := b.Float32s(g)
+		if err != nil {
+			return m, nil, err
+		}
+		out[i] = v
+	}
+	return m, out, nil
+}
