@@ -28,40 +28,44 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 
 	fed := 0
 	var stepWait time.Duration // spent evaluating inside step
-	step := func(y tensor.Tensor, history []int32) tensor.Tensor {
+	// step returns the next token and its logits' sum (checkFinite).
+	step := func(y tensor.Tensor, history []int32) (tensor.Tensor, tensor.Tensor) {
 		fed++
 		if compiled != nil {
-			next, _, ok := compiled.step(y, caches, sampler.Suppress())
+			next, l, ok := compiled.step(y, caches, sampler.Suppress())
 			stepWait += compiled.evalTime
 			if ok {
-				return next
+				return next, logitSum(b, l)
 			}
 			compiled = nil
 		}
 		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
-		return sampler.Sample(l, history)
+		return sampler.Sample(l, history), logitSum(b, l)
 	}
 	var generated []int32
 	var decodeStart time.Time
 	var host time.Duration
-	y := sampler.Sample(logits, nil)
-	if err := b.AsyncEval(y); err != nil {
+	y, ySum := sampler.Sample(logits, nil), logitSum(b, logits)
+	if err := b.AsyncEval(y, ySum); err != nil {
 		return "", 0, err
 	}
 	for n := 0; ; n++ {
 		stepStart := time.Now()
-		var next tensor.Tensor
+		var next, nextSum tensor.Tensor
 		var wait time.Duration // inside the backend's evaluation, not host work
 		if pipeline && n+1 < j.maxTok {
-			next = step(y, nil)
+			next, nextSum = step(y, nil)
 			w := time.Now()
-			if err := b.AsyncEval(append(kvcache.States(caches), next)...); err != nil {
+			if err := b.AsyncEval(append(kvcache.States(caches), next, nextSum)...); err != nil {
 				return "", fed, err
 			}
 			wait += time.Since(w)
 		}
 		w := time.Now()
 		ids, err := b.Int32s(y)
+		if err == nil {
+			err = checkFinite(b, ySum, fmt.Sprintf("at answer token %d", n))
+		}
 		wait += time.Since(w)
 		if err != nil {
 			return "", fed, fmt.Errorf("decode step %d: %w", n, err)
@@ -87,12 +91,12 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 			return StopMaxTokens, fed, nil
 		}
 		if next == nil {
-			next = step(y, generated)
+			next, nextSum = step(y, generated)
 		}
-		b.Sweep(next)
+		b.Sweep(next, nextSum)
 		host += time.Since(stepStart) - wait - stepWait
 		stepWait = 0
-		y = next
+		y, ySum = next, nextSum
 	}
 }
 
