@@ -46,7 +46,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	var decodeStart time.Time
 	var host time.Duration
 	y, ySum := sampler.Sample(logits, nil), logitSum(b, logits)
-	if err := b.AsyncEval(y, ySum); err != nil {
+	if err := b.AsyncEval(withSum(ySum, y)...); err != nil {
 		return "", 0, err
 	}
 	for n := 0; ; n++ {
@@ -56,7 +56,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if pipeline && n+1 < j.maxTok {
 			next, nextSum = step(y, nil)
 			w := time.Now()
-			if err := b.AsyncEval(append(kvcache.States(caches), next, nextSum)...); err != nil {
+			if err := b.AsyncEval(withSum(nextSum, append(kvcache.States(caches), next)...)...); err != nil {
 				return "", fed, err
 			}
 			wait += time.Since(w)
@@ -93,7 +93,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if next == nil {
 			next, nextSum = step(y, generated)
 		}
-		b.Sweep(next, nextSum)
+		b.Sweep(withSum(nextSum, next)...)
 		host += time.Since(stepStart) - wait - stepWait
 		stepWait = 0
 		y, ySum = next, nextSum

@@ -17,12 +17,27 @@ var ErrNonFinite = errors.New("the model produced NaN or infinite values")
 // logit is (softcapped logits are bounded, so finite ones cannot overflow).
 // It is one more reduction over the vocabulary per step, read with the
 // sampled token.
+// A compiled decode step (MLX, greedy) exposes no logits: nil, unchecked.
 func logitSum(b tensor.Backend, logits tensor.Tensor) tensor.Tensor {
+	if logits == nil {
+		return nil
+	}
 	return b.Sum(b.AsType(logits, tensor.Float32), -1, false)
 }
 
-// checkFinite reads a logitSum.
+// withSum is ts plus sum when there is one.
+func withSum(sum tensor.Tensor, ts ...tensor.Tensor) []tensor.Tensor {
+	if sum == nil {
+		return ts
+	}
+	return append(ts, sum)
+}
+
+// checkFinite reads a logitSum (nil: nothing to check).
 func checkFinite(b tensor.Backend, sum tensor.Tensor, where string) error {
+	if sum == nil {
+		return nil
+	}
 	v, err := b.Float32s(sum)
 	if err != nil {
 		return err

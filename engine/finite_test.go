@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"perch/engine/gemma4/synth"
+	"perch/engine/mlx"
 )
 
 // TestNaNWeightsFailLoudly: a checkpoint whose weights are NaN ends the
@@ -36,27 +37,35 @@ func TestNaNWeightsFailLoudly(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, f), data, 0o644)
 	}
-	e, err := Open(dir, Options{Backend: BackendGo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ch, err := e.Generate(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: []Part{{Type: PartText, Text: "hi"}}}}, MaxTokens: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got error
-	text := ""
-	for ev := range ch {
-		switch ev.Kind {
-		case EventError:
-			got = ev.Err
-		case EventToken:
-			text += ev.Token.Text
+	for _, backend := range []string{BackendGo, BackendMLX} {
+		if backend == BackendMLX && mlx.Available() != nil {
+			continue
+		}
+		zero := float32(0)
+		for _, s := range []Sampling{{}, {Temperature: &zero}} { // sampled, and greedy (compiled steps on MLX)
+			e, err := Open(dir, Options{Backend: backend})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, err := e.Generate(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: []Part{{Type: PartText, Text: "hi"}}}}, MaxTokens: 4, Sampling: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got error
+			text := ""
+			for ev := range ch {
+				switch ev.Kind {
+				case EventError:
+					got = ev.Err
+				case EventToken:
+					text += ev.Token.Text
+				}
+			}
+			e.Close()
+			if !errors.Is(got, ErrNonFinite) || !strings.Contains(got.Error(), "the model produced NaN") || text != "" {
+				t.Fatalf("%s: error %v, text %q", backend, got, text)
+			}
+			t.Logf("%s: NaN checkpoint: %v", backend, got)
 		}
 	}
-	if !errors.Is(got, ErrNonFinite) || !strings.Contains(got.Error(), "the model produced NaN") || text != "" {
-		t.Fatalf("error %v, text %q", got, text)
-	}
-	t.Logf("NaN checkpoint: %v", got)
 }

@@ -9,8 +9,8 @@ import (
 	"perch/engine/checkpoint"
 	"perch/engine/gemma4"
 	"perch/engine/gemma4/synth"
-	"perch/engine/gocpu"
 	"perch/engine/kvcache"
+	"perch/engine/tensor"
 )
 
 func describePublished(t *testing.T, repo string) *gemma4.Description {
@@ -64,11 +64,17 @@ func TestKVMatchesResearchE4B(t *testing.T) {
 // caches hold exactly KVBytes(n) (window + slack slots per sliding donor,
 // full caches in 256-token steps), for every family.
 func TestKVBytesIsWhatTheCachesAllocate(t *testing.T) {
-	b := gocpu.New(gocpu.Options{})
-	defer b.Close()
+	for name, mk := range backends() {
+		b := mk()
+		kvBytesPerFamily(t, name, b)
+		b.Close()
+	}
+}
+
+func kvBytesPerFamily(t *testing.T, backend string, b tensor.Backend) {
 	for _, f := range publishedFamilies {
 		dir := t.TempDir()
-		if err := synth.Write(dir, shrunkConfig(t, f.mlx, f.layers), synth.Options{Seed: 1}); err != nil {
+		if err := synth.Write(dir, shrunkConfig(t, f.mlx, f.layers), synth.Options{Seed: 1, BF16: true}); err != nil {
 			t.Fatal(err)
 		}
 		m, err := gemma4.Load(b, dir)
@@ -101,7 +107,7 @@ func TestKVBytesIsWhatTheCachesAllocate(t *testing.T) {
 					held += n
 				}
 				if want := d.Cfg.Text.KVBytes(n, rt.KVElem, slack); held != want {
-					t.Errorf("%s: %d tokens, slack %d: caches hold %d bytes, KVBytes says %d", f.family, n, slack, held, want)
+					t.Errorf("%s/%s: %d tokens, slack %d: caches hold %d bytes, KVBytes says %d", backend, f.family, n, slack, held, want)
 				}
 				for _, c := range caches {
 					if c != nil {
