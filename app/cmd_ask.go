@@ -192,15 +192,8 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 		return out.fail(stderr, err)
 	}
 	code := 0
-	for ev := range events {
-		switch ev.Kind {
-		case engine.EventToken:
-			out.token(ev.Token)
-		case engine.EventDone:
-			out.done(ev)
-		case engine.EventError:
-			code = out.fail(stderr, ev.Err)
-		}
+	if c := engine.Collect(events, out.event); c.Err != nil {
+		code = out.fail(stderr, c.Err)
 	}
 	if dumpErr != nil {
 		return out.fail(stderr, fmt.Errorf("--dump-logits: %w", dumpErr))
@@ -239,6 +232,16 @@ type askOutput struct {
 func (o *askOutput) emit(v any) {
 	b, _ := json.Marshal(v)
 	fmt.Fprintf(o.w, "%s\n", b)
+}
+
+// event prints what one generation event adds (engine.Collect calls it).
+func (o *askOutput) event(ev engine.Event, _ *engine.Collector) {
+	switch ev.Kind {
+	case engine.EventToken:
+		o.token(ev.Token)
+	case engine.EventDone:
+		o.done(ev)
+	}
 }
 
 func (o *askOutput) token(t engine.Token) {

@@ -96,22 +96,6 @@ func streamTurn(ctx context.Context, e *engine.Engine, req engine.Request, out *
 	if err != nil {
 		return "", "", err
 	}
-	var answer, thinking strings.Builder
-	var failed error
-	for ev := range events {
-		switch ev.Kind {
-		case engine.EventToken:
-			out.token(ev.Token)
-			if ev.Token.Thinking {
-				thinking.WriteString(ev.Token.Text)
-			} else {
-				answer.WriteString(ev.Token.Text)
-			}
-		case engine.EventDone:
-			out.done(ev)
-		case engine.EventError:
-			failed = ev.Err
-		}
-	}
-	return answer.String(), thinking.String(), failed
+	c := engine.Collect(events, out.event)
+	return c.Text(), c.Thinking(), c.Err
 }

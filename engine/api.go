@@ -8,21 +8,28 @@ import (
 	"errors"
 	"time"
 
+	"perch/engine/gemma4"
 	"perch/engine/prompt"
 )
 
-// ErrBusy is returned by Generate at once when the request queue is full.
+// ErrBusy is returned by Generate at once when the request queue, or the
+// set of requests being prepared, is full.
 var ErrBusy = errors.New("engine busy: the request queue is full, try again shortly")
 
 // ErrClosed is returned by Generate after Close.
 var ErrClosed = errors.New("engine closed")
 
+// ContextError is Generate's refusal of a prompt that leaves no room in the
+// model's context (counted, or bounded from the text's length).
+type ContextError = gemma4.ContextError
+
 // Generator is what the app, the UI and the local API server talk to.
 type Generator interface {
 	// Generate validates and prepares the request on the caller's goroutine,
 	// then enqueues it. The channel carries Queued/Progress/Token events and
-	// ends with exactly one Done or Error event, then closes. Cancelling ctx
-	// stops the request between prefill chunks and decode steps.
+	// ends with exactly one Done or Error event, then closes; then
+	// req.OnDone runs. Cancelling ctx stops the request between prefill
+	// chunks and decode steps.
 	Generate(ctx context.Context, req Request) (<-chan Event, error)
 }
 
@@ -83,7 +90,23 @@ type Request struct {
 	// Adapter is a LoRA adapter folder (Perch's or mlx-lm's) this request
 	// runs with; "" takes the engine's Options.Adapter (often none).
 	Adapter string
+	// OnDone, when set, is called once when the request is over: after its
+	// channel's last event and close, or before Generate returns an error.
+	// (The app gives the model back to its idle timer this way.)
+	OnDone func()
 }
+
+// Stage names a step of a request's progress (Progress events); Collector's
+// Status puts it in the user's words.
+type Stage string
+
+const (
+	StageLoad    Stage = "load"    // the model is loading (front ends that load on demand send it)
+	StageImage   Stage = "image"   // an image through the vision tower
+	StageAudio   Stage = "audio"   // a clip through the audio tower
+	StageVideo   Stage = "video"   // a video's frames through the vision tower
+	StagePrefill Stage = "prefill" // reading the prompt
+)
 
 // EventKind tells which fields of an Event are set.
 type EventKind int
@@ -131,7 +154,7 @@ type Stats struct {
 type Event struct {
 	Kind       EventKind
 	Position   int
-	Stage      string
+	Stage      Stage
 	Fraction   float64
 	Token      Token
 	Stats      *Stats

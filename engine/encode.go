@@ -32,15 +32,16 @@ func (e *Engine) embeddings(j *job, stats *Stats, cached int) (tensor.Tensor, er
 		if len(pl.Rows) == 0 || pl.Rows[len(pl.Rows)-1] < cached {
 			continue
 		}
+		stage := map[PartType]Stage{PartImage: StageImage, PartAudio: StageAudio, PartVideo: StageVideo}[pl.Kind]
+		if !j.send(Event{Kind: EventProgress, Stage: stage, Fraction: float64(i) / float64(len(j.prep.Media))}) {
+			return nil, j.ctx.Err()
+		}
 		feats, err := e.features(pl.Media, stats)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pl.Name, err)
 		}
 		if embeds, err = gemma4.Splice(b, embeds, feats, pl.Rows); err != nil {
 			return nil, fmt.Errorf("%s: %w", pl.Name, err)
-		}
-		if !j.send(Event{Kind: EventProgress, Stage: "encode", Fraction: float64(i+1) / float64(len(j.prep.Media))}) {
-			return nil, j.ctx.Err()
 		}
 	}
 	return embeds, b.Err()

@@ -18,11 +18,15 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	Backend      string // auto, mlx or go
-	QueueSize    int    // requests waiting beyond the running one (default 8)
-	PrefillChunk int    // prompt tokens per prefill step (default 512 on Go, 2048 on MLX)
-	MaxContext   int    // cap on prompt+answer tokens (default: the model's, at most 32768)
-	MaxTokens    int    // default answer length when a request says 0 (default 2048)
+	Backend   string // auto, mlx or go
+	QueueSize int    // requests waiting beyond the running one (default 8)
+	// Preparing bounds the requests being prepared at once (attachments
+	// decoded, template rendered, tokens counted) on their callers'
+	// goroutines; one more is refused busy at once, like a full queue (default 4).
+	Preparing    int
+	PrefillChunk int // prompt tokens per prefill step (default 512 on Go, 2048 on MLX)
+	MaxContext   int // cap on prompt+answer tokens (default: the model's, at most 32768)
+	MaxTokens    int // default answer length when a request says 0 (default 2048)
 	// EncoderCacheBytes bounds the cache of tower outputs (default 256 MiB).
 	EncoderCacheBytes int64
 	// MediaCacheBytes bounds the prepared attachments kept by content hash
@@ -67,13 +71,14 @@ type Engine struct {
 
 	proc *gemma4.Processor
 
-	queue   chan *job
-	life    context.Context // cancelled by Close: every job stops promptly
-	kill    context.CancelFunc
-	pending atomic.Int32 // queued, not yet started
-	mu      sync.Mutex   // guards closed and sending on queue
-	closed  bool
-	stopped chan struct{}
+	queue     chan *job
+	preparing chan struct{}   // a slot per request being prepared
+	life      context.Context // cancelled by Close: every job stops promptly
+	kill      context.CancelFunc
+	pending   atomic.Int32 // queued, not yet started
+	mu        sync.Mutex   // guards closed and sending on queue
+	closed    bool
+	stopped   chan struct{}
 
 	// Owned by the worker goroutine.
 	b        tensor.Backend
@@ -98,6 +103,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = 2048
 	}
+	if opts.Preparing <= 0 {
+		opts.Preparing = 4
+	}
 	if opts.EncoderCacheBytes <= 0 {
 		opts.EncoderCacheBytes = 256 << 20
 	}
@@ -121,7 +129,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts: opts, tok: tok, gen: gen, cfg: cfg, stops: chatoutput.StopIDs(cfg.EOSTokenIDs, gen.EOS),
-		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
+		queue: make(chan *job, opts.QueueSize), preparing: make(chan struct{}, opts.Preparing), stopped: make(chan struct{}),
 	}
 	e.life, e.kill = context.WithCancel(context.Background())
 	e.proc, err = gemma4.NewProcessor(dir, cfg, tok, gemma4.ProcessorOptions{
@@ -273,16 +281,28 @@ func (e *Engine) onEngine(fn func(b tensor.Backend)) error {
 
 // Generate implements Generator.
 func (e *Engine) Generate(ctx context.Context, req Request) (<-chan Event, error) {
+	refuse := func(err error) (<-chan Event, error) {
+		if req.OnDone != nil {
+			req.OnDone()
+		}
+		return nil, err
+	}
 	if ctx == nil {
-		return nil, errors.New("nil context")
+		return refuse(errors.New("nil context"))
+	}
+	select {
+	case e.preparing <- struct{}{}:
+	default:
+		return refuse(ErrBusy)
 	}
 	j, err := e.prepare(ctx, req)
+	<-e.preparing
 	if err != nil {
-		return nil, err
+		return refuse(err)
 	}
 	if err := e.enqueue(j); err != nil {
 		j.release()
-		return nil, err
+		return refuse(err)
 	}
 	return j.events, nil
 }

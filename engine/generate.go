@@ -45,11 +45,15 @@ func (j *job) send(ev Event) bool {
 	}
 }
 
-// end closes the events and lets go of the job's context.
+// end closes the events, lets go of the job's context and runs the
+// request's done hook.
 func (j *job) end() {
 	close(j.events)
 	if j.release != nil {
 		j.release()
+	}
+	if j.req.OnDone != nil {
+		j.req.OnDone()
 	}
 }
 
@@ -249,7 +253,7 @@ func (e *Engine) prefill(j *job, caches []kvcache.Cache, embeds tensor.Tensor, f
 			return nil, fmt.Errorf("prefill: %w", err)
 		}
 		b.Sweep(append(kvcache.States(caches), logits, embeds)...)
-		if !j.send(Event{Kind: EventProgress, Stage: "prefill", Fraction: float64(end-from) / float64(len(j.prompt)-from)}) {
+		if !j.send(Event{Kind: EventProgress, Stage: StagePrefill, Fraction: float64(end-from) / float64(len(j.prompt)-from)}) {
 			return nil, j.ctx.Err()
 		}
 	}

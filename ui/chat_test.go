@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,27 +92,38 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 	}
 }
 
+// TestStreamingRefreshesAreCoalesced: 5000 answers published as fast as
+// they come reach the view as a few refreshes, never two posted at once,
+// the last with Done and the whole text.
 func TestStreamingRefreshesAreCoalesced(t *testing.T) {
 	l := newLoop()
-	e := &env{do: l.do, run: func(f func()) { go f() }}
-	ch := make(chan Delta)
-	applies := 0
-	var last answerSoFar
-	follow(e, ch, func(a answerSoFar) { applies++; last = a })
-	go func() {
-		for i := 0; i < 5000; i++ {
-			ch <- Delta{Text: "x"}
+	var posted, maxPosted atomic.Int32
+	do := func(f func()) {
+		if n := posted.Add(1); n > maxPosted.Load() {
+			maxPosted.Store(n)
 		}
-		ch <- Delta{Done: true}
-		close(ch)
+		l.do(func() { posted.Add(-1); f() })
+	}
+	st := NewStream()
+	applies := 0
+	var last Answer
+	st.Follow(do, func(a Answer) { applies++; last = a })
+	go func() {
+		text := ""
+		for i := 0; i < 5000; i++ {
+			text += "x"
+			st.Publish(Answer{Text: text})
+		}
+		st.Publish(Answer{Text: text, Done: true})
+		st.Publish(Answer{Text: "after the end"}) // ignored
 	}()
 	l.until(t, "stream end", func() bool { return last.Done })
 	if len(last.Text) != 5000 || last.State != Done {
 		t.Fatalf("final = %d chars, state %q", len(last.Text), last.State)
 	}
 	// 5000 tokens must not mean 5000 re-renders.
-	if applies > 200 {
-		t.Fatalf("%d refreshes for 5000 tokens", applies)
+	if applies > 200 || maxPosted.Load() > 1 {
+		t.Fatalf("%d refreshes for 5000 tokens, up to %d posted at once", applies, maxPosted.Load())
 	}
 	t.Logf("%d refreshes for 5000 tokens", applies)
 }

@@ -186,7 +186,7 @@ func (v *chatView) start(r Reply, cancel context.CancelFunc) {
 
 // adopt makes the streaming answer id (started elsewhere, such as in the
 // quick-ask popup) live in this view and returns what updates it.
-func (v *chatView) adopt(id string, cancel context.CancelFunc) func(answerSoFar) {
+func (v *chatView) adopt(id string, cancel context.CancelFunc) func(Answer) {
 	for _, mv := range v.views {
 		if mv.msg.ID == id {
 			m := mv.msg
@@ -200,10 +200,10 @@ func (v *chatView) adopt(id string, cancel context.CancelFunc) func(answerSoFar)
 
 // track marks mv as the live answer and returns the function that applies
 // its stream to it.
-func (v *chatView) track(mv *messageView, cancel context.CancelFunc) func(answerSoFar) {
+func (v *chatView) track(mv *messageView, cancel context.CancelFunc) func(Answer) {
 	v.live, v.cancel = mv, cancel
 	v.comp.setBusy(true)
-	return func(acc answerSoFar) {
+	return func(acc Answer) {
 		atBottom := v.nearBottom()
 		mv.apply(acc)
 		if acc.Done && v.live == mv {

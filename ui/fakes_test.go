@@ -51,7 +51,17 @@ func (l *loop) drain() {
 	}
 }
 
-// script is what the fake model answers: deltas sent one by one.
+// Delta is one step of a fake answer: Text and Thinking are appended; the
+// last has Done set (and State, Stats or Err).
+type Delta struct {
+	Text, Thinking, Status string
+	Done                   bool
+	State                  MessageState
+	Stats                  *Stats
+	Err                    error
+}
+
+// script is what the fake model answers: deltas published one by one.
 type script struct {
 	deltas  []Delta
 	every   time.Duration // pause between deltas
@@ -166,18 +176,18 @@ func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
 	a := Message{ID: f.id("m"), Role: Assistant, State: Streaming}
 	f.msgs[convID] = append(f.msgs[convID], a)
 	f.mu.Unlock()
-	ch := make(chan Delta)
+	st := NewStream()
 	go func() {
-		defer close(ch)
-		var text strings.Builder
+		var text, thinking strings.Builder
 		send := func(d Delta) bool {
-			select {
-			case ch <- d:
-				text.WriteString(d.Text)
-				return true
-			case <-ctx.Done():
+			if ctx.Err() != nil {
 				return false
 			}
+			text.WriteString(d.Text)
+			thinking.WriteString(d.Thinking)
+			st.Publish(Answer{Text: text.String(), Thinking: thinking.String(), Status: d.Status,
+				Done: d.Done, State: d.State, Stats: d.Stats, Err: d.Err})
+			return true
 		}
 		ok := true
 		for _, d := range s.deltas {
@@ -207,9 +217,10 @@ func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
 			}
 		}
 		f.mu.Unlock()
-		ch <- Delta{Done: true, State: state, Stats: &Stats{GeneratedTokens: 12, TokensPerSec: 31.5, TimeToFirst: 240 * time.Millisecond}}
+		st.Publish(Answer{Text: text.String(), Thinking: thinking.String(), Done: true, State: state,
+			Stats: &Stats{GeneratedTokens: 12, TokensPerSec: 31.5, TimeToFirst: 240 * time.Millisecond}})
 	}()
-	return Reply{ConversationID: convID, Assistant: a, Stream: ch}
+	return Reply{ConversationID: convID, Assistant: a, Stream: st}
 }
 
 func (f *fakeChat) Send(ctx context.Context, convID, text string, atts []Attachment) (Reply, error) {

@@ -117,7 +117,7 @@ func (v *messageView) setStatus(s string) {
 
 // apply shows the answer so far: its text, and once done its state,
 // statistics and error; then its status line.
-func (v *messageView) apply(acc answerSoFar) {
+func (v *messageView) apply(acc Answer) {
 	m := v.msg
 	m.Text, m.Thinking = acc.Text, acc.Thinking
 	if acc.Done {

@@ -81,26 +81,14 @@ type Conversation struct {
 	Snippet string // a search hit in the messages' text ("" when the title matched)
 }
 
-// Delta is one step of a streaming answer. Text and Thinking are appended;
-// the last Delta has Done set (and State, Stats or Err).
-type Delta struct {
-	Text     string
-	Thinking string
-	Status   string // "Loading model…", "Waiting for 1 request…"; "" clears it
-	Done     bool
-	State    MessageState
-	Stats    *Stats
-	Err      error
-}
-
 // Reply is a started answer: its conversation, the stored user turn (Send,
-// Edit), the answer's placeholder, and its stream, which the service closes
-// after the Done delta.
+// Edit), the answer's placeholder, and its stream, whose last answer has
+// Done set.
 type Reply struct {
 	ConversationID string
 	User           Message
 	Assistant      Message
-	Stream         <-chan Delta
+	Stream         *Stream
 }
 
 // ModelState is the loaded model as the UI shows it.

@@ -28,7 +28,7 @@ type QuickAsk struct {
 	cancel context.CancelFunc
 	onCont func(convID string) *chatView
 	last   *messageView
-	mirror func(answerSoFar) // the main window, after "Continue in window"
+	mirror func(Answer) // the main window, after "Continue in window"
 	shown  bool
 }
 
@@ -180,7 +180,7 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 	q.comp.setBusy(true)
 	q.scroll.Show()
 	q.Window.Resize(fyne.NewSize(quickWidth, 460))
-	follow(q.env, r.Stream, func(acc answerSoFar) {
+	follow(q.env, r.Stream, func(acc Answer) {
 		mv.apply(acc)
 		// Quick answers have no regenerate: "Continue in window" has it.
 		if acc.Done {

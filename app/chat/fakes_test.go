@@ -37,11 +37,18 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan e
 	f.requests = append(f.requests, req)
 	err := f.err
 	f.mu.Unlock()
+	done := func() {
+		if req.OnDone != nil {
+			req.OnDone()
+		}
+	}
 	if err != nil {
+		done()
 		return nil, err
 	}
 	ch := make(chan engine.Event)
 	go func() {
+		defer done()
 		defer close(ch)
 		send := func(ev engine.Event) bool {
 			select {
@@ -131,26 +138,36 @@ func newFixture(t *testing.T, eng *fakeEngine, caps Located) *fixture {
 	return f
 }
 
-// drain reads a stream to its end and returns the text and the final delta.
-func drain(t *testing.T, r ui.Reply) (string, ui.Delta) {
+// answers follows a reply's stream answer by answer (applied inline, the
+// test's stand-in for the UI goroutine); the channel closes after the Done one.
+func answers(r ui.Reply) <-chan ui.Answer {
+	ch := make(chan ui.Answer, 1024)
+	r.Stream.Follow(func(f func()) { f() }, func(a ui.Answer) {
+		ch <- a
+		if a.Done {
+			close(ch)
+		}
+	})
+	return ch
+}
+
+// drain follows a stream to its end and returns the text and the final answer.
+func drain(t *testing.T, r ui.Reply) (string, ui.Answer) {
 	t.Helper()
-	var text string
-	var last ui.Delta
+	return drainAnswers(t, answers(r))
+}
+
+func drainAnswers(t *testing.T, ch <-chan ui.Answer) (string, ui.Answer) {
+	t.Helper()
+	var last ui.Answer
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
-		case d, ok := <-r.Stream:
+		case a, ok := <-ch:
 			if !ok {
-				if !last.Done {
-					t.Fatal("stream closed without a Done delta")
-				}
-				return text, last
+				return last.Text, last
 			}
-			if last.Done {
-				t.Fatal("delta after Done")
-			}
-			text += d.Text
-			last = d
+			last = a
 		case <-timeout:
 			t.Fatal("stream did not finish")
 		}

@@ -121,33 +121,35 @@ func (s *Service) answer(ctx context.Context, convID string) (ui.Reply, error) {
 	if err := s.store.Append(&a); err != nil {
 		return ui.Reply{}, fmt.Errorf("could not save the answer: %w", err)
 	}
-	out := make(chan ui.Delta, 64)
-	go s.run(ctx, convID, a, out)
-	return ui.Reply{ConversationID: convID, Assistant: toUI(a), Stream: out}, nil
+	st := ui.NewStream()
+	go s.run(ctx, convID, a, st)
+	return ui.Reply{ConversationID: convID, Assistant: toUI(a), Stream: st}, nil
 }
 
-// run generates answer a, forwarding deltas to out and saving as it goes.
-// It always ends with one Done delta, then closes out.
-func (s *Service) run(ctx context.Context, convID string, a history.Message, out chan<- ui.Delta) {
-	defer close(out)
+// run generates answer a, publishing it to st and saving it as it goes.
+// The last answer published has Done set.
+func (s *Service) run(ctx context.Context, convID string, a history.Message, st *ui.Stream) {
 	done := false
 	defer func() {
 		// A bug here must not take the app down: it becomes this answer's error.
 		if p := recover(); p != nil && !done {
 			a.State, a.Error = history.Failed, fmt.Sprintf("Perch hit an internal error (%v). Try again; if it keeps happening, please report it.", p)
 			s.store.Update(&a)
-			out <- ui.Delta{Done: true, State: ui.Failed, Err: errors.New(a.Error)}
+			st.Publish(ui.Answer{Text: a.Text, Thinking: a.Thinking, Done: true, State: ui.Failed, Err: errors.New(a.Error)})
 		}
 	}()
-	var text, thinking strings.Builder
+	var c *engine.Collector
 	lastSave := time.Now()
 	save := func(state history.State) {
-		a.Text, a.Thinking, a.State = text.String(), thinking.String(), state
+		if c != nil {
+			a.Text, a.Thinking = c.Text(), c.Thinking()
+		}
+		a.State = state
 		s.store.Update(&a)
 		lastSave = time.Now()
 	}
 	finish := func(state history.State, stats *engine.Stats, err error) {
-		d := ui.Delta{Done: true, State: ui.MessageState(state)}
+		d := ui.Answer{Done: true, State: ui.MessageState(state)}
 		if stats != nil {
 			a.Stats = history.Stats{PromptTokens: stats.PromptTokens, GeneratedTokens: stats.GeneratedTokens,
 				TimeToFirst: stats.TimeToFirst, TokensPerSec: stats.DecodeTokS}
@@ -159,11 +161,12 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, out
 			d.Err = errors.New(a.Error)
 		}
 		save(state)
+		d.Text, d.Thinking = a.Text, a.Thinking
 		done = true
-		out <- d
+		st.Publish(d)
 	}
 	start := time.Now()
-	status := func(msg string) { out <- ui.Delta{Status: msg} }
+	status := func(msg string) { st.Publish(ui.Answer{Status: msg}) }
 	req, err := s.request(convID, a.ID)
 	var gen engine.Generator
 	if err == nil {
@@ -173,11 +176,16 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, out
 		var events <-chan engine.Event
 		events, err = gen.Generate(ctx, req)
 		if err == nil {
-			s.stream(ctx, events, out, &text, &thinking, func() {
-				if time.Since(lastSave) >= s.SaveEvery {
+			c = engine.Collect(events, func(ev engine.Event, c *engine.Collector) {
+				if c.Done {
+					return
+				}
+				st.Publish(ui.Answer{Text: c.Text(), Thinking: c.Thinking(), Status: c.Status()})
+				if ev.Kind == engine.EventToken && time.Since(lastSave) >= s.SaveEvery {
 					save(history.Streaming)
 				}
-			}, finish, start)
+			})
+			s.ended(ctx, c, finish, start)
 			return
 		}
 	}
@@ -188,74 +196,25 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, out
 	finish(history.Failed, nil, err)
 }
 
-// stream forwards engine events until Done or Error.
-func (s *Service) stream(ctx context.Context, events <-chan engine.Event, out chan<- ui.Delta,
-	text, thinking *strings.Builder, tick func(), finish func(history.State, *engine.Stats, error), start time.Time) {
-	for ev := range events {
-		switch ev.Kind {
-		case engine.EventQueued:
-			if ev.Position > 0 {
-				out <- ui.Delta{Status: fmt.Sprintf("Waiting for %d %s ahead…", ev.Position, plural(ev.Position, "request"))}
-			}
-		case engine.EventProgress:
-			out <- ui.Delta{Status: progressText(ev.Stage, ev.Fraction)}
-		case engine.EventToken:
-			if ev.Token.Thinking {
-				thinking.WriteString(ev.Token.Text)
-				out <- ui.Delta{Thinking: ev.Token.Text}
-			} else {
-				text.WriteString(ev.Token.Text)
-				out <- ui.Delta{Text: ev.Token.Text}
-			}
-			tick()
-		case engine.EventDone:
-			state := history.Done
-			if ev.StopReason == engine.StopCancelled || ctx.Err() != nil {
-				state = history.Stopped
-			}
-			if ev.Stats != nil && ev.Stats.DecodeTokS == 0 && ev.Stats.GeneratedTokens > 0 {
-				el := time.Since(start) - ev.Stats.TimeToFirst
-				if el > 0 {
-					ev.Stats.DecodeTokS = float64(ev.Stats.GeneratedTokens) / el.Seconds()
-				}
-			}
-			finish(state, ev.Stats, nil)
-			return
-		case engine.EventError:
-			if ctx.Err() != nil || errors.Is(ev.Err, context.Canceled) {
-				finish(history.Stopped, nil, nil)
-			} else {
-				finish(history.Failed, nil, ev.Err)
-			}
-			return
-		}
-	}
-	// The channel closed without Done: treat as stopped or failed.
-	if ctx.Err() != nil {
+// ended saves and publishes how a collected answer ended.
+func (s *Service) ended(ctx context.Context, c *engine.Collector, finish func(history.State, *engine.Stats, error), start time.Time) {
+	switch {
+	case c.Err != nil && (ctx.Err() != nil || errors.Is(c.Err, context.Canceled)):
 		finish(history.Stopped, nil, nil)
-	} else {
-		finish(history.Failed, nil, errors.New("the model stopped without finishing"))
+	case c.Err != nil:
+		finish(history.Failed, nil, c.Err)
+	default:
+		state := history.Done
+		if c.Cancelled() || ctx.Err() != nil {
+			state = history.Stopped
+		}
+		if st := c.Stats; st != nil && st.DecodeTokS == 0 && st.GeneratedTokens > 0 {
+			if el := time.Since(start) - st.TimeToFirst; el > 0 {
+				st.DecodeTokS = float64(st.GeneratedTokens) / el.Seconds()
+			}
+		}
+		finish(state, c.Stats, nil)
 	}
-}
-
-func progressText(stage string, frac float64) string {
-	names := map[string]string{"image": "Looking at the image", "vision": "Looking at the image", "audio": "Listening",
-		"video": "Watching the video", "prefill": "Reading", "media": "Preparing attachments", "load": "Loading the model"}
-	name, ok := names[stage]
-	if !ok {
-		name = strings.ToUpper(stage[:min(1, len(stage))]) + stage[min(1, len(stage)):]
-	}
-	if frac > 0 && frac < 1 {
-		return fmt.Sprintf("%s… %d%%", name, int(frac*100))
-	}
-	return name + "…"
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return s
-	}
-	return s + "s"
 }
 
 // request builds the engine request for the conversation up to (not

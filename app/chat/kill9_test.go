@@ -47,12 +47,10 @@ func TestKill9Helper(t *testing.T) {
 		}
 		convID = r.ConversationID
 		fmt.Println("ACK", text)
-		n := 0
-		for d := range r.Stream {
-			if n++; n == 40 {
-				cancel() // stop after a while and ask again
+		for a := range answers(r) {
+			if len(a.Text) >= 80 {
+				cancel() // stop after a while (40 tokens) and ask again
 			}
-			_ = d
 		}
 		cancel()
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +15,70 @@ import (
 	"perch/ui"
 )
 
+// gated hands out the runtime's model with each request parked on the
+// engine thread after its prefill until the test lets it go, so the test can
+// see every goroutine the answer's path holds.
+type gated struct {
+	*Runtime
+	parked, resume chan struct{}
+}
+
+func (g *gated) Acquire(ctx context.Context, status func(string)) (engine.Generator, error) {
+	gen, err := g.Runtime.Acquire(ctx, status)
+	if err != nil {
+		return nil, err
+	}
+	return gatedGen{gen, g}, nil
+}
+
+type gatedGen struct {
+	engine.Generator
+	g *gated
+}
+
+func (gg gatedGen) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	if parked, resume := gg.g.parked, gg.g.resume; parked != nil {
+		req.DumpLogits = func([]float32) { // runs on the engine thread, before the first token
+			parked <- struct{}{}
+			<-resume
+		}
+	}
+	return gg.Generator.Generate(ctx, req)
+}
+
+// answerPath lists the goroutines that carry an answer (the engine's worker, the
+// app's and the UI's own) and how many of them wait on a channel for it.
+func answerPath(t *testing.T) (goroutines []string, waiting int) {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		if i == 0 {
+			continue // this goroutine
+		}
+		head, stack, _ := strings.Cut(g, "\n")
+		var name string
+		for _, line := range strings.Split(stack, "\n") {
+			fn := funcName(line)
+			if strings.HasPrefix(fn, "perch/") && !strings.Contains(fn, ".Test") && !strings.Contains(fn, "gatedGen") &&
+				!strings.HasPrefix(fn, "perch/engine/") && !strings.HasPrefix(fn, "perch/media/") {
+				name = fn // the outermost perch frame: what the goroutine is for
+			}
+		}
+		if name == "" {
+			continue
+		}
+		goroutines = append(goroutines, name+" "+strings.TrimSuffix(strings.TrimPrefix(head, "goroutine "), ":"))
+		if !strings.Contains(name, "worker") && (strings.Contains(head, "[chan receive") || strings.Contains(head, "[select")) {
+			waiting++
+		}
+	}
+	return goroutines, waiting
+}
+
 // realFixture is the chat service over the real engine on the tiny fixture
 // model, with one picture pool shared by the thumbnails and the engine, as
 // the app wires them.
-func realFixture(t *testing.T) (*Service, *Runtime) {
+func realFixture(t *testing.T) (*Service, *gated) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "models", "text-tiny"))
 	if err != nil {
@@ -43,17 +105,21 @@ func realFixture(t *testing.T) (*Service, *Runtime) {
 	}
 	set := ui.DefaultSettings()
 	set.MaxTokens, set.Temperature = 4, 0
-	svc := New(store, rt, MediaProbe{Pictures: pool}, func() ui.Settings { return set })
-	return svc, rt
+	g := &gated{Runtime: rt}
+	svc := New(store, g, MediaProbe{Pictures: pool}, func() ui.Settings { return set })
+	return svc, g
 }
 
 // TestPhotoWalk follows one dropped photo from AttachFile through three
-// turns of a conversation to each answer's tokens: the photo is decoded
-// once for the conversation's life (the thumbnail's decode is the one the
-// processor prepares it from; later turns take the prepared form from the
-// processor's cache).
+// turns of a conversation to each answer's first token as the view gets it:
+//   - the photo is decoded once for the conversation's life (the
+//     thumbnail's decode is the one the processor prepares it from; later
+//     turns take the prepared form from the processor's cache);
+//   - a token crosses two goroutines and one channel: the engine's worker
+//     sends it to the chat service's goroutine, which collects it and posts
+//     the answer so far to the UI goroutine (fyne.Do; here, inline).
 func TestPhotoWalk(t *testing.T) {
-	svc, _ := realFixture(t)
+	svc, g := realFixture(t)
 	img, err := os.ReadFile(filepath.Join("..", "..", "testdata", "goldens", "vision-tiny", "image.png"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,13 +140,50 @@ func TestPhotoWalk(t *testing.T) {
 			atts = []ui.Attachment{att}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if turn == 0 {
+			g.parked, g.resume = make(chan struct{}), make(chan struct{})
+		}
 		r, err := svc.Send(ctx, conv, q, atts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conv = r.ConversationID
-		text, last := drain(t, r)
+		var ch <-chan ui.Answer
+		var viewG string
+		if turn == 0 {
+			seen := make(chan ui.Answer, 1024)
+			r.Stream.Follow(func(f func()) { f() }, func(a ui.Answer) {
+				if viewG == "" && a.Text != "" {
+					viewG = goroutineOf()
+				}
+				seen <- a
+				if a.Done {
+					close(seen)
+				}
+			})
+			ch = seen
+			<-g.parked // the engine has prefilled; the path is laid, no token yet
+			// The service may still be taking the events sent so far (queued,
+			// encoding, prefill): look once it waits for more.
+			gs, waiting := answerPath(t)
+			for deadline := time.Now().Add(5 * time.Second); waiting == 0 && time.Now().Before(deadline); gs, waiting = answerPath(t) {
+				time.Sleep(time.Millisecond)
+			}
+			t.Logf("a token's path: %d goroutines %v, %d of them waiting on a channel for it", len(gs), gs, waiting)
+			if len(gs) != 2 || waiting != 1 {
+				t.Errorf("the path holds %d goroutines (%v), %d waiting on channels; want the engine worker and the service, one channel",
+					len(gs), gs, waiting)
+			}
+			close(g.resume)
+			g.parked = nil
+		} else {
+			ch = answers(r)
+		}
+		text, last := drainAnswers(t, ch)
 		cancel()
+		if turn == 0 && !strings.Contains(viewG, "chat.(*Service).run") {
+			t.Errorf("the first token reached the view on %q, not the service's goroutine", viewG)
+		}
 		if last.State != ui.Done || last.Stats == nil || last.Stats.GeneratedTokens == 0 {
 			t.Fatalf("turn %d: %+v (text %q)", turn+1, last, text)
 		}
@@ -88,4 +191,26 @@ func TestPhotoWalk(t *testing.T) {
 	if n := picture.Decodes() - before; n != 1 {
 		t.Fatalf("the photo was decoded %d times over three turns; want once", n)
 	}
+}
+
+// goroutineOf names the outermost perch function of the calling goroutine.
+func goroutineOf() string {
+	buf := make([]byte, 1<<16)
+	buf = buf[:runtime.Stack(buf, false)]
+	name := ""
+	for _, line := range strings.Split(string(buf), "\n") {
+		if fn := funcName(line); strings.HasPrefix(fn, "perch/") {
+			name = fn
+		}
+	}
+	return name
+}
+
+// funcName is the function of a stack trace line, without its arguments.
+func funcName(line string) string {
+	line = strings.TrimSpace(line)
+	if i := strings.LastIndex(line, "("); i > 0 && strings.HasSuffix(line, ")") {
+		return line[:i]
+	}
+	return ""
 }

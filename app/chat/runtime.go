@@ -261,8 +261,8 @@ func (r *Runtime) armIdleLocked() {
 	r.idle = time.AfterFunc(r.IdleUnload, r.Unload)
 }
 
-// held is an engine lent to one generation; it is given back when the
-// generation's event channel closes.
+// held is an engine lent to one generation; the request's done hook gives
+// it back (after the last event, or when Generate refuses the request).
 type held struct {
 	Engine
 	release func()
@@ -275,18 +275,10 @@ func (h *held) Generate(ctx context.Context, req engine.Request) (<-chan engine.
 			panic(p)
 		}
 	}()
-	in, err := h.Engine.Generate(ctx, req)
-	if err != nil {
-		h.release()
-		return nil, err
+	if prev := req.OnDone; prev != nil {
+		req.OnDone = func() { prev(); h.release() }
+	} else {
+		req.OnDone = h.release
 	}
-	out := make(chan engine.Event)
-	go func() {
-		defer close(out)
-		defer h.release()
-		for ev := range in {
-			out <- ev
-		}
-	}()
-	return out, nil
+	return h.Engine.Generate(ctx, req)
 }

@@ -87,21 +87,20 @@ func TestStopKeepsPartialAnswerAsStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r, _ := f.svc.Send(ctx, "", "Count forever", nil)
-	got := ""
-	for d := range r.Stream {
-		got += d.Text
-		if strings.Count(got, "x") == 5 {
+	ch := answers(r)
+	for a := range ch {
+		if strings.Count(a.Text, "x") >= 5 {
 			cancel()
 			break
 		}
 	}
-	text, last := drain(t, r)
+	text, last := drainAnswers(t, ch)
 	if last.State != ui.Stopped || last.Err != nil {
 		t.Fatalf("final %+v", last)
 	}
 	ms, _ := f.store.Messages(r.ConversationID)
-	if ms[1].State != history.Stopped || !strings.HasPrefix(ms[1].Text, "x x x x x") || ms[1].Text != got+text {
-		t.Fatalf("saved %q (%s), streamed %q", ms[1].Text, ms[1].State, got+text)
+	if ms[1].State != history.Stopped || !strings.HasPrefix(ms[1].Text, "x x x x x") || ms[1].Text != text {
+		t.Fatalf("saved %q (%s), streamed %q", ms[1].Text, ms[1].State, text)
 	}
 }
 

@@ -91,3 +91,8 @@ func BenchmarkBusy429(b *testing.B) {
 		}
 	}
 }
+
+func drain(events <-chan engine.Event) {
+	for range events {
+	}
+}

@@ -234,42 +234,24 @@ type response struct {
 
 // complete answers a non-streaming request once generation ends.
 func (s *Server) complete(w http.ResponseWriter, c *completion, events <-chan engine.Event) {
-	var text, thinking strings.Builder
-	for ev := range events {
-		switch ev.Kind {
-		case engine.EventToken:
-			if ev.Token.Thinking {
-				thinking.WriteString(ev.Token.Text)
-			} else {
-				text.WriteString(ev.Token.Text)
-			}
-		case engine.EventError:
-			c.outcome = "error: " + errText(ev.Err)
-			drain(events)
-			writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation failed: "+errText(ev.Err))
-			return
-		case engine.EventDone:
-			drain(events)
-			if ev.StopReason == engine.StopCancelled {
-				c.outcome = "cancelled by the client"
-				return
-			}
-			c.outcome = finishReason(ev.StopReason)
-			writeJSON(w, http.StatusOK, response{
-				ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-				Choices: []choice{{Message: message{Role: "assistant", Content: text.String(), ReasoningContent: thinking.String()},
-					FinishReason: finishReason(ev.StopReason)}},
-				Usage: usageOf(ev.Stats),
-			})
-			return
-		}
-	}
-	c.outcome = "error: no result"
-	writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation ended without a result")
-}
-
-func drain(events <-chan engine.Event) {
-	for range events {
+	a := engine.Collect(events, nil)
+	switch {
+	case a.Err == engine.ErrNoResult:
+		c.outcome = "error: no result"
+		writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation ended without a result")
+	case a.Err != nil:
+		c.outcome = "error: " + errText(a.Err)
+		writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation failed: "+errText(a.Err))
+	case a.Cancelled():
+		c.outcome = "cancelled by the client"
+	default:
+		c.outcome = finishReason(a.StopReason)
+		writeJSON(w, http.StatusOK, response{
+			ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+			Choices: []choice{{Message: message{Role: "assistant", Content: a.Text(), ReasoningContent: a.Thinking()},
+				FinishReason: finishReason(a.StopReason)}},
+			Usage: usageOf(a.Stats),
+		})
 	}
 }
 

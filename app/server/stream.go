@@ -98,47 +98,41 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c *completion, e
 	out := newSSE(w, c)
 	out.send(append(append(out.prefix[:len(out.prefix):len(out.prefix)], `{"role":"assistant","content":""}`...), out.open...))
 	base := chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model}
-	for ev := range events {
-		switch ev.Kind {
-		case engine.EventToken:
-			if ev.Token.Text == "" {
-				continue
-			}
-			if ev.Token.Thinking {
-				out.delta("reasoning_content", ev.Token.Text)
-			} else {
-				out.delta("content", ev.Token.Text)
-			}
-		case engine.EventError:
-			c.outcome = "error: " + errText(ev.Err)
-			out.event(errorBody("server_error", "", "", "generation failed: "+errText(ev.Err)))
-			out.send([]byte("data: [DONE]\n\n"))
-			drain(events)
-			return
-		case engine.EventDone:
-			drain(events)
-			if ev.StopReason == engine.StopCancelled || r.Context().Err() != nil {
-				c.outcome = "cancelled by the client"
-				return
-			}
-			reason := finishReason(ev.StopReason)
-			c.outcome = reason
-			last := base
-			last.Choices = []chunkChoice{{Delta: map[string]any{}, FinishReason: &reason}}
-			out.event(withUsageNull(last, c.includeUsage))
-			if c.includeUsage {
-				u := usageOf(ev.Stats)
-				final := base
-				final.Choices = []chunkChoice{}
-				final.Usage = &u
-				out.event(final)
-			}
-			out.send([]byte("data: [DONE]\n\n"))
+	a := engine.Collect(events, func(ev engine.Event, a *engine.Collector) {
+		if ev.Kind != engine.EventToken || ev.Token.Text == "" || a.Done {
 			return
 		}
+		if ev.Token.Thinking {
+			out.delta("reasoning_content", ev.Token.Text)
+		} else {
+			out.delta("content", ev.Token.Text)
+		}
+	})
+	switch {
+	case a.Err != nil:
+		msg := "generation failed: " + errText(a.Err)
+		c.outcome = "error: " + errText(a.Err)
+		if a.Err == engine.ErrNoResult {
+			msg, c.outcome = "generation ended without a result", "error: no result"
+		}
+		out.event(errorBody("server_error", "", "", msg))
+	case a.Cancelled() || r.Context().Err() != nil:
+		c.outcome = "cancelled by the client"
+		return
+	default:
+		reason := finishReason(a.StopReason)
+		c.outcome = reason
+		last := base
+		last.Choices = []chunkChoice{{Delta: map[string]any{}, FinishReason: &reason}}
+		out.event(withUsageNull(last, c.includeUsage))
+		if c.includeUsage {
+			u := usageOf(a.Stats)
+			final := base
+			final.Choices = []chunkChoice{}
+			final.Usage = &u
+			out.event(final)
+		}
 	}
-	c.outcome = "error: no result"
-	out.event(errorBody("server_error", "", "", "generation ended without a result"))
 	out.send([]byte("data: [DONE]\n\n"))
 }
 

@@ -195,8 +195,21 @@ type Placed struct {
 	Rows []int  // prompt positions, ascending; as many as the tower gives rows
 }
 
-// ErrContext marks a prompt that cannot fit in the context.
-var ErrContext = errors.New("the prompt does not fit in the context")
+// ContextError refuses a prompt that leaves no room in the context.
+type ContextError struct {
+	Prompt  int  // prompt tokens (media expanded), or a lower bound when AtLeast
+	Context int  // what the context holds
+	AtLeast bool // Prompt was bounded from the text's length, before tokenizing
+}
+
+func (e *ContextError) Error() string {
+	least := ""
+	if e.AtLeast {
+		least = "at least "
+	}
+	return fmt.Sprintf("the prompt is %s%d tokens but the context holds %d: shorten the conversation or start a new one",
+		least, e.Prompt, e.Context)
+}
 
 // Prepare renders messages with the model's chat template, prepares every
 // attachment, and expands each placeholder into its soft-token run.
@@ -233,8 +246,7 @@ func (p *Processor) Prepare(ctx context.Context, msgs []prompt.Message, o Prepar
 		return nil, err
 	}
 	if o.Context > 0 && len(prep.IDs) >= o.Context {
-		return nil, fmt.Errorf("%w: the prompt is %d tokens but the context holds %d: shorten the conversation or start a new one",
-			ErrContext, len(prep.IDs), o.Context)
+		return nil, &ContextError{Prompt: len(prep.IDs), Context: o.Context}
 	}
 	return prep, nil
 }
@@ -246,7 +258,7 @@ func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
 		return nil
 	}
 	if len(o.PromptIDs) >= o.Context {
-		return fmt.Errorf("%w: the prompt is %d tokens but the context holds %d", ErrContext, len(o.PromptIDs), o.Context)
+		return &ContextError{Prompt: len(o.PromptIDs), Context: o.Context}
 	}
 	per := p.tok.MaxTokenBytes()
 	if per <= 0 || len(o.PromptIDs) > 0 {
@@ -260,8 +272,7 @@ func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
 		}
 	}
 	if least := n / per; least >= o.Context {
-		return fmt.Errorf("%w: the prompt is at least %d tokens (%d bytes of text) but the context holds %d: shorten it or start a new conversation",
-			ErrContext, least, n, o.Context)
+		return &ContextError{Prompt: least, Context: o.Context, AtLeast: true}
 	}
 	return nil
 }

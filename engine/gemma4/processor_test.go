@@ -226,7 +226,8 @@ func TestLimitsApplyBeforeWork(t *testing.T) {
 	p := tinyProcessor(t, ProcessorOptions{MaxRequestPixels: 1000})
 	huge := strings.Repeat("perch ", 5<<20) // 30 MB
 	_, err := p.Prepare(context.Background(), []prompt.Message{prompt.TextMessage(prompt.User, huge)}, PrepareOptions{Context: 4096})
-	if !errors.Is(err, ErrContext) || !strings.Contains(err.Error(), "at least") || !strings.Contains(err.Error(), "context holds 4096") {
+	var ce *ContextError
+	if !errors.As(err, &ce) || !ce.AtLeast || ce.Context != 4096 || !strings.Contains(err.Error(), "at least") {
 		t.Fatalf("30 MB of text: %v (want the length bound's refusal)", err)
 	}
 	img := fixture(t, "vision-tiny", "image.png")
