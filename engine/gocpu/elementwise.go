@@ -357,7 +357,14 @@ func f64(f func(float64) float64) func(float32) float32 {
 	return func(x float32) float32 { return float32(f(float64(x))) }
 }
 
-func (b *Backend) Tanh(x tensor.Tensor) tensor.Tensor { return b.unary("Tanh", x, f64(math.Tanh)) }
+// Tanh: the plain path rounds float64 math.Tanh; the fast one is float32
+// (kern.tanh, a few ulps from it).
+func (b *Backend) Tanh(x tensor.Tensor) tensor.Tensor {
+	if b.opt.Plain {
+		return b.unary("Tanh", x, f64(math.Tanh))
+	}
+	return b.unaryVec("Tanh", x, func(v []float32) { kern.tanh(v) })
+}
 func (b *Backend) Exp(x tensor.Tensor) tensor.Tensor  { return b.unary("Exp", x, f64(math.Exp)) }
 func (b *Backend) Log(x tensor.Tensor) tensor.Tensor  { return b.unary("Log", x, f64(math.Log)) }
 func (b *Backend) Sin(x tensor.Tensor) tensor.Tensor  { return b.unary("Sin", x, f64(math.Sin)) }
@@ -376,9 +383,45 @@ func (b *Backend) Softplus(x tensor.Tensor) tensor.Tensor {
 	})
 }
 
-// GeluTanh in float32, in the reference's order.
+// GeluTanh in float32, in the reference's order (the fast path's tanh
+// from kern.tanh).
 func (b *Backend) GeluTanh(x tensor.Tensor) tensor.Tensor {
-	return b.unary("GeluTanh", x, geluTanh)
+	if b.opt.Plain {
+		return b.unary("GeluTanh", x, geluTanh)
+	}
+	return b.unaryVec("GeluTanh", x, geluTanhVec)
+}
+
+// geluTanhVec is geluTanh over v in place, 256 values at a time.
+func geluTanhVec(v []float32) {
+	var in [256]float32
+	for k0 := 0; k0 < len(v); k0 += len(in) {
+		blk := v[k0:min(k0+len(in), len(v))]
+		t := in[:len(blk)]
+		for i, x := range blk {
+			t[i] = float32(sqrt2OverPi) * (x + 0.044715*x*x*x)
+		}
+		kern.tanh(t)
+		for i, x := range blk {
+			blk[i] = 0.5 * x * (1 + t[i])
+		}
+	}
+}
+
+// unaryVec is unary with f applied in place to ranges of a copy of x.
+func (b *Backend) unaryVec(op string, x tensor.Tensor, f func([]float32)) tensor.Tensor {
+	if !b.ok(op, x) {
+		return empty
+	}
+	tx := x.(*T)
+	r := newF(tx.shape...)
+	if tx.h != nil {
+		widen(r.f, tx.h, tx.f16)
+	} else {
+		copy(r.f, asFloats(tx))
+	}
+	b.pool.run(len(r.f), 1<<14, func(lo, hi int) { f(r.f[lo:hi]) })
+	return r
 }
 
 const sqrt2OverPi = 0.7978845608028654

@@ -1,6 +1,7 @@
 package gocpu
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -40,5 +41,34 @@ func TestFastArithMatchesGeneral(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTanhKernels: every set's float32 tanh against float64 math.Tanh,
+// within 6e-7 relative (+1e-9 absolute; 10 float32 ulps below 1) over a
+// dense sweep and the edges.
+func TestTanhKernels(t *testing.T) {
+	var in []float32
+	for x := -10.0; x <= 10; x += 1.0 / 4096 {
+		in = append(in, float32(x))
+	}
+	in = append(in, 0, float32(math.Copysign(0, -1)), 1e-30, -3.9e-4, 4e-4, 7.9, 100, -1e30, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
+	for _, ks := range kernelSets() {
+		var worst float64
+		for _, n := range []int{len(in), 7} {
+			v := append([]float32(nil), in[len(in)-n:]...)
+			ks.tanh(v)
+			for i, x := range in[len(in)-n:] {
+				want := math.Tanh(float64(x))
+				got := float64(v[i])
+				if math.IsNaN(want) != math.IsNaN(got) || math.Abs(got-want) > 6e-7*math.Abs(want)+1e-9 {
+					t.Fatalf("%s: tanh(%g) = %g, want %g", ks.name, x, got, want)
+				}
+				if want != 0 && !math.IsNaN(want) {
+					worst = math.Max(worst, math.Abs(got-want)/math.Abs(want))
+				}
+			}
+		}
+		t.Logf("%s: worst relative error %.3g", ks.name, worst)
 	}
 }

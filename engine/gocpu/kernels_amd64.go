@@ -4,7 +4,7 @@ package gocpu
 
 import "golang.org/x/sys/cpu"
 
-// AVX2/FMA versions of the inner loops (kernels_{matvec,gemm,exp}_amd64.s).
+// AVX2/FMA versions of the inner loops (kernels_{matvec,gemm,exp,tanh}_amd64.s).
 // The wrappers check the slice bounds the assembly relies on; layouts are
 // documented on kernelSet.
 
@@ -28,7 +28,7 @@ func archKernelSets() []kernelSet {
 
 var avx2Kernels = kernelSet{name: "avx2", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotAVX2, q8dot: q8dotAVX2, deq4: deq4AVX2,
 	deq8: deq8AVX2, gemm: gemmAVX2, dot: dotAVX2, exp: expAVX2,
-	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2}
+	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2}
 
 //go:noescape
 func q4dotG64(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)
@@ -162,4 +162,15 @@ func expAVX2(v []float32, m float32) {
 		exp4(&v[0], n, m)
 	}
 	expGo(v[n:], m)
+}
+
+//go:noescape
+func tanh8(v *float32, n int)
+
+func tanhAVX2(v []float32) {
+	n := len(v) &^ 7
+	if n > 0 {
+		tanh8(&v[0], n)
+	}
+	tanhGo(v[n:])
 }

@@ -41,6 +41,9 @@ type kernelSet struct {
 	// dotBF16 and dotF16 are dot with bfloat16 or IEEE-half rows w,
 	// widened exactly to float32 as they are read.
 	dotBF16, dotF16 func(w []uint16, x, y []float32)
+	// tanh sets v[i] = tanh(v[i]) in float32 (within a few ulps of the
+	// plain path's float64 math.Tanh; NaN stays NaN).
+	tanh func(v []float32)
 	// widenBF16 and widenF16 set dst[i] to the float32 value of src[i]
 	// (len(src) ≥ len(dst)).
 	widenBF16, widenF16 func(dst []float32, src []uint16)
@@ -50,7 +53,7 @@ type kernelSet struct {
 type gemmOut = [6 * 32]float32
 
 var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo, deq4: deq4Go, deq8: deq8Go,
-	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, widenBF16: widenBF16Go, widenF16: widenF16Go}
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go}
 
 // kern is the set the fast path uses.
 var kern = goKernels
@@ -264,5 +267,31 @@ func dot(a, b []float32) float32 {
 func expGo(v []float32, m float32) {
 	for i, x := range v {
 		v[i] = float32(math.Exp(float64(x - m)))
+	}
+}
+
+// tanh ≈ x·P(x²)/Q(x²) on x clamped to ±7.905311 (beyond, tanh rounds to
+// ±1), x itself for |x| < 4e-4: the rational fit of Eigen's fast float
+// tanh, in float32.
+const (
+	tanhClamp                                                = 7.90531110763549805
+	tanhA13, tanhA11, tanhA9, tanhA7, tanhA5, tanhA3, tanhA1 = -2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03
+	tanhB6, tanhB4, tanhB2, tanhB0                           = 1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03
+)
+
+func tanhGo(v []float32) {
+	for i, x := range v {
+		if x != x || (x < 4e-4 && x > -4e-4) {
+			continue
+		}
+		c := min(max(x, -tanhClamp), tanhClamp)
+		x2 := c * c
+		p := float32(tanhA13)
+		for _, a := range [...]float32{tanhA11, tanhA9, tanhA7, tanhA5, tanhA3, tanhA1} {
+			p = p*x2 + a
+		}
+		q := (float32(tanhB6)*x2+tanhB4)*x2 + tanhB2
+		q = q*x2 + tanhB0
+		v[i] = c * p / q
 	}
 }
