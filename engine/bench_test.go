@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"perch/engine/gemma4/synth"
+	"perch/engine/gocpu"
 	"perch/engine/mlx"
 )
 
@@ -88,6 +90,7 @@ type benchCase struct {
 	// original op-by-op graphs; "composites": compiled composites and graph
 	// shortcuts; "1": those and compiled decode steps).
 	compile string
+	threads int // Go backend workers (0: GOMAXPROCS)
 }
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
@@ -102,12 +105,14 @@ type benchCase struct {
 // first run on a machine the kernel builds).
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, ""},
-		{"text-tiny", BackendMLX, 64, 64, "0"},
-		{"text-tiny", BackendMLX, 64, 64, "composites"},
-		{"text-tiny", BackendMLX, 64, 64, "1"},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, ""},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, ""},
+		{"text-tiny", BackendGo, 64, 64, "", 0},
+		{"text-tiny", BackendMLX, 64, 64, "0", 0},
+		{"text-tiny", BackendMLX, 64, 64, "composites", 0},
+		{"text-tiny", BackendMLX, 64, 64, "1", 0},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, "", 0},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, "", 1},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, "", 0},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, "", 0},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
@@ -118,6 +123,12 @@ func BenchmarkEngine(b *testing.B) {
 			name += "/compile=composites"
 		case "1":
 			name += "/compile=on"
+		}
+		if c.threads > 0 {
+			name += "/threads=" + strconv.Itoa(c.threads)
+		}
+		if c.model != "text-tiny" && c.backend == BackendGo && c.prompt != 64 {
+			name += "/prompt=" + strconv.Itoa(c.prompt)
 		}
 		b.Run(name, func(b *testing.B) {
 			if c.backend == BackendMLX {
@@ -143,6 +154,9 @@ func BenchmarkEngine(b *testing.B) {
 			if c.backend == BackendMLX {
 				b.ReportMetric(float64(jit.Microseconds())/1000, "jit_ms")
 			}
+			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 {
+				reportBandwidth(b, dir, c)
+			}
 		})
 	}
 }
@@ -155,7 +169,7 @@ type benchResult struct {
 func runBench(b *testing.B, dir string, c benchCase) benchResult {
 	runtime.GC()
 	t0 := time.Now()
-	e, err := Open(dir, Options{Backend: c.backend})
+	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -183,4 +197,28 @@ func runBench(b *testing.B, dir string, c benchCase) benchResult {
 		b.Fatalf("generation ended early: %+v", stats)
 	}
 	return benchResult{load, stats}
+}
+
+// reportBandwidth reports the bytes of weights and KV cache one decode step
+// reads on the Go backend (the one-row ops' reads of a run with c.steps
+// decode steps, less those of a run without) and, against a read-bandwidth
+// probe with as many workers measured right after, the share of the
+// machine's bandwidth that decode speed reaches.
+func reportBandwidth(b *testing.B, dir string, c benchCase) {
+	r0 := gocpu.DecodeReads()
+	r := runBench(b, dir, c)
+	r1 := gocpu.DecodeReads()
+	prefillOnly := c
+	prefillOnly.steps = 0
+	runBench(b, dir, prefillOnly)
+	r2 := gocpu.DecodeReads()
+	perToken := float64((r1-r0)-(r2-r1)) / float64(c.steps)
+	threads := c.threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	bw := gocpu.ReadBandwidth(512<<20, threads, 5)
+	b.ReportMetric(perToken/1e6, "read_MB/token")
+	b.ReportMetric(bw/1e9, "probe_GB/s")
+	b.ReportMetric(100*perToken*r.stats.DecodeTokS/bw, "bw_share_%")
 }

@@ -41,6 +41,8 @@ type kernelSet struct {
 	// dotBF16 and dotF16 are dot with bfloat16 or IEEE-half rows w,
 	// widened exactly to float32 as they are read.
 	dotBF16, dotF16 func(w []uint16, x, y []float32)
+	// sum64 is Σ a[i] (wrapping): the bandwidth probe's loop.
+	sum64 func(a []uint64) uint64
 	// tanh sets v[i] = tanh(v[i]) in float32 (within a few ulps of the
 	// plain path's float64 math.Tanh; NaN stays NaN).
 	tanh func(v []float32)
@@ -53,7 +55,7 @@ type kernelSet struct {
 type gemmOut = [6 * 32]float32
 
 var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo, deq4: deq4Go, deq8: deq8Go,
-	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go}
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go}
 
 // kern is the set the fast path uses.
 var kern = goKernels

@@ -2,7 +2,8 @@
 
 package gocpu
 
-// AVX2 loops over 2-byte floats (kernels_half_amd64.s); F16C comes with
+// AVX2 loops over 2-byte floats and the bandwidth probe
+// (kernels_half_amd64.s); F16C comes with
 // every AVX2/FMA CPU.
 
 //go:noescape
@@ -49,4 +50,16 @@ func widenF16AVX2(dst []float32, src []uint16) {
 		widenF16x8(&dst[0], &src[0], n)
 	}
 	widenF16Go(dst[n:], src[n:])
+}
+
+//go:noescape
+func sum64x16(a *uint64, n int) uint64
+
+func sum64AVX2(a []uint64) uint64 {
+	n := len(a) &^ 15
+	var s uint64
+	if n > 0 {
+		s = sum64x16(&a[0], n)
+	}
+	return s + sum64Go(a[n:])
 }

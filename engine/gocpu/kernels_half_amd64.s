@@ -208,3 +208,38 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func sum64x16(a *uint64, n int) uint64
+// Σ a[i] for i < n (n a multiple of 16), with four vector accumulators.
+TEXT ·sum64x16(SB), NOSPLIT, $0-24
+	MOVQ a+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $4, CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ   sum
+
+loop:
+	VPADDQ (SI), Y0, Y0
+	VPADDQ 32(SI), Y1, Y1
+	VPADDQ 64(SI), Y2, Y2
+	VPADDQ 96(SI), Y3, Y3
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  loop
+
+sum:
+	VPADDQ Y1, Y0, Y0
+	VPADDQ Y3, Y2, Y2
+	VPADDQ Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, ret+16(FP)
+	VZEROUPPER
+	RET

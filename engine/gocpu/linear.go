@@ -148,6 +148,9 @@ func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	rows := len(in) / w.in
 	outShape := append(cloneShape(tx.shape[:len(tx.shape)-1]), w.out)
 	r := newF(outShape...)
+	if rows == 1 {
+		decodeReads.Add(int64(w.out) * w.rowBytes())
+	}
 	if b.opt.Plain {
 		linearPlain(w, 0, in, rows, r.f)
 	} else {
@@ -195,6 +198,13 @@ func (b *Backend) GatherLinear(x tensor.Tensor, l *tensor.Linear, idx tensor.Ten
 		return empty
 	}
 	N, K, kx := ti.shape[0], ti.shape[1], tx.shape[1]
+	if N == 1 {
+		used := map[int]bool{}
+		for _, e := range ids {
+			used[e] = true
+		}
+		decodeReads.Add(int64(len(used)*w.out) * w.rowBytes())
+	}
 	in := asFloats(tx)
 	r := newF(N, K, w.out)
 	if b.opt.Plain {
@@ -229,6 +239,9 @@ func (b *Backend) Embedding(l *tensor.Linear, ids tensor.Tensor) tensor.Tensor {
 		return empty
 	}
 	r := newF(append(cloneShape(ti.shape), w.in)...)
+	if len(rows) == 1 {
+		decodeReads.Add(w.rowBytes())
+	}
 	for k, id := range rows {
 		w.row(0, id, r.f[k*w.in:][:w.in])
 	}

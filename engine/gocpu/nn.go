@@ -247,6 +247,9 @@ func (b *Backend) SDPA(q, k, v tensor.Tensor, scale float32, mask tensor.Mask) t
 	}
 	fq, fk, fv := asFloats(tq), asFloats(tk), asFloats(tv)
 	r := newF(B, Hq, L, Dv)
+	if L == 1 {
+		decodeReads.Add(int64(B*Hk*S*(D+Dv)) * 4)
+	}
 	if !b.opt.Plain {
 		b.sdpaFast(&attnArgs{q: fq, k: fk, v: fv, B: B, Hq: Hq, Hk: Hk, L: L, S: S, D: D, Dv: Dv,
 			scale: scale, causal: mask.Kind == tensor.MaskCausal, mb: mb, mf: mf, ms: ms}, r.f)
