@@ -157,3 +157,7 @@ func BenchmarkQ4dotKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLinearTower: a vision-tower MLP projection over a 280-token
+// image's 2520 patches (bf16 weights in the checkpoint, dense here).
+func BenchmarkLinearTower(b *testing.B) { benchLinear(b, 2520, 3072, 768, 0, 0) }

@@ -3,63 +3,107 @@ package gocpu
 // GEMM drivers around kern.gemm, the register-blocked kernel
 // c[6][nr] = A[6 rows, k] · B[k, nr columns] (nr = kern.nr, 16 or 32).
 //
-// Linear (y = x·Wᵀ): A is 6 weight rows, dequantized (or copied, when
-// dense) once per call into a per-worker buffer; B is xᵀ packed as
-// [⌈L/nr⌉][K][nr] (zero-padded), so each weight tile meets every input row
-// from cache. K is split into blocks that keep the packed x in L2 while the
-// workers sweep the weight tiles.
+// Linear (y = x·Wᵀ): A is 6 weight rows, dequantized (or widened, when
+// dense) into a per-worker buffer; B is a chunk of xᵀ packed as
+// [⌈rows/nr⌉][K][nr] (zero-padded), so each weight tile meets the chunk's
+// input rows from cache. K is split into blocks that keep the packed chunk
+// in L2 while the workers sweep the weight tiles.
 //
 // MatMul (C = A·B): A rows read in place, B read in place by nr-column
 // tiles (a ragged last tile is packed).
 
-// gemmLinear computes y [L, Out] = x [L, In] · W[e]ᵀ.
+// gemmLinear computes y [L, Out] = x [L, In] · W[e]ᵀ. Inputs go by chunks
+// of gemmChunk(nr) rows, each packed once; per chunk and K block the
+// workers sweep tiles of 6 weight rows, dequantized into a per-worker
+// buffer, against every packed column tile. Results collect transposed in
+// yᵀ [Out, L], so that each 6×nr block is stored (or added, past the first
+// K block) as 6 contiguous runs; yᵀ is transposed into y at the end.
 func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) {
 	K, Out, nr := w.in, w.out, kern.nr
-	nt := (L + nr - 1) / nr
-	xt := packXT(x, L, K, nr, w.l.Bits == 4)
-	kc := w.blockK(nt * nr)
+	mc := gemmChunk(nr)
+	kc := w.blockK(min(L, mc))
 	tiles := (Out + 5) / 6
+	yt := make([]float32, Out*L)
 	bufs := make([][]float32, b.pool.n)
-	for kb := 0; kb < K; kb += kc {
-		kn := min(kc, K-kb)
-		b.pool.each(tiles, max(1, tiles/(8*b.pool.n)), func(worker, lo, hi int) {
-			if bufs[worker] == nil {
-				bufs[worker] = make([]float32, 6*kc+2*(kc/max(w.l.GroupSize, 1)+1))
-			}
-			buf := bufs[worker]
-			var a [6][]float32
-			var c gemmOut
-			for t := lo; t < hi; t++ {
-				o0 := 6 * t
-				n := min(6, Out-o0)
-				for i := 0; i < n; i++ {
-					a[i] = w.segment(e, o0+i, kb, kn, buf[i*kc:], buf[6*kc:])
+	var xt []float32
+	for l0 := 0; l0 < L; l0 += mc {
+		ml := min(mc, L-l0)
+		nt := (ml + nr - 1) / nr
+		xt = packXT(x[l0*K:(l0+ml)*K], ml, K, nr, w.l.Bits == 4, xt)
+		for kb := 0; kb < K; kb += kc {
+			kn := min(kc, K-kb)
+			b.pool.each(tiles, max(1, tiles/(8*b.pool.n)), func(worker, lo, hi int) {
+				if bufs[worker] == nil {
+					bufs[worker] = make([]float32, 6*kc+2*(kc/max(w.l.GroupSize, 1)+1))
 				}
-				for i := n; i < 6; i++ {
-					a[i] = a[n-1]
-				}
-				for j := 0; j < nt; j++ {
-					cols := min(nr, L-nr*j)
-					kern.gemm(&a, xt[(j*K+kb)*nr:], nr, kn, cols, &c)
+				buf := bufs[worker]
+				var a [6][]float32
+				var c gemmOut
+				for t := lo; t < hi; t++ {
+					o0 := 6 * t
+					n := min(6, Out-o0)
 					for i := 0; i < n; i++ {
-						for jj := 0; jj < cols; jj++ {
-							yo := &y[(nr*j+jj)*Out+o0+i]
+						a[i] = w.segment(e, o0+i, kb, kn, buf[i*kc:], buf[6*kc:])
+					}
+					for i := n; i < 6; i++ {
+						a[i] = a[n-1]
+					}
+					for j := 0; j < nt; j++ {
+						cols := min(nr, ml-nr*j)
+						kern.gemm(&a, xt[(j*K+kb)*nr:], nr, kn, cols, &c)
+						for i := 0; i < n; i++ {
+							dst := yt[(o0+i)*L+l0+nr*j:][:cols]
 							if kb == 0 {
-								*yo = c[32*i+jj]
+								copy(dst, c[32*i:])
 							} else {
-								*yo += c[32*i+jj]
+								addTo(dst, c[32*i:])
 							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
+	}
+	b.transpose(yt, Out, L, y)
+}
+
+// gemmChunk is how many input rows gemmLinear packs at a time: 8 column
+// tiles.
+func gemmChunk(nr int) int { return 8 * nr }
+
+// addTo adds src to dst (len(dst) values).
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
 	}
 }
 
-// blockK is the K block for cols packed x columns: about 512 KiB of x, a
-// multiple of the dequantization unit (64 values for 4-bit, and a group).
-func (w *weight) blockK(cols int) int {
+// transpose writes src [rows, cols] transposed into dst [cols, rows], in
+// 32×32 blocks split across the workers.
+func (b *Backend) transpose(src []float32, rows, cols int, dst []float32) {
+	const blk = 32
+	rb := (rows + blk - 1) / blk
+	b.pool.each(rb, 1, func(_, lo, hi int) {
+		for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
+			r1 := min(r0+blk, rows)
+			for c0 := 0; c0 < cols; c0 += blk {
+				c1 := min(c0+blk, cols)
+				for r := r0; r < r1; r++ {
+					row := src[r*cols:]
+					for c := c0; c < c1; c++ {
+						dst[c*rows+r] = row[c]
+					}
+				}
+			}
+		}
+	})
+}
+
+// blockK is the K block for rows packed input rows: about 512 KiB of
+// them (L2), a multiple of the dequantization unit (64 values for 4-bit,
+// and a group).
+func (w *weight) blockK(rows int) int {
 	unit := 8
 	if w.l.Bits != 0 {
 		unit = w.l.GroupSize
@@ -67,6 +111,7 @@ func (w *weight) blockK(cols int) int {
 			unit = max(64, unit)
 		}
 	}
+	cols := (rows + kern.nr - 1) / kern.nr * kern.nr
 	kc := (512 << 10) / (4 * cols)
 	kc = max(unit, kc/unit*unit)
 	return min(kc, w.in)
@@ -97,12 +142,20 @@ func (w *weight) segment(e, o, kb, kn int, buf, sbuf []float32) []float32 {
 	return buf[:kn]
 }
 
-// packXT packs x [L, K] transposed into [⌈L/nr⌉][K][nr], zero-padded; with
-// permute, K runs in deq4's order (permuteQ4 with 8 lanes, unscaled).
-// Writes are sequential; each tile's reads walk nr rows together.
-func packXT(x []float32, L, K, nr int, permute bool) []float32 {
+// packXT packs x [L, K] transposed into [⌈L/nr⌉][K][nr], zero-padded,
+// reusing buf when it is large enough; with permute, K runs in deq4's
+// order (permuteQ4 with 8 lanes, unscaled). Writes are sequential; each
+// tile's reads walk nr rows together.
+func packXT(x []float32, L, K, nr int, permute bool, buf []float32) []float32 {
 	nt := (L + nr - 1) / nr
-	xt := make([]float32, nt*K*nr)
+	xt := buf
+	if cap(xt) < nt*K*nr {
+		xt = make([]float32, nt*K*nr)
+	}
+	xt = xt[:nt*K*nr]
+	if L%nr != 0 {
+		clear(xt[(nt-1)*K*nr:])
+	}
 	for t := 0; t < nt; t++ {
 		rows := min(nr, L-t*nr)
 		xs := x[t*nr*K:]

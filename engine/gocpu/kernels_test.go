@@ -152,7 +152,8 @@ func TestLinearFastMatchesPlain(t *testing.T) {
 	})
 }
 
-// TestLinearKBlocks takes the GEMM path through several K blocks.
+// TestLinearKBlocks takes the GEMM path through several K blocks and
+// input chunks.
 func TestLinearKBlocks(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		r := rand.New(rand.NewSource(2))
@@ -160,11 +161,11 @@ func TestLinearKBlocks(t *testing.T) {
 		defer plain.Close()
 		defer fast.Close()
 		for _, bits := range []int{0, 4, 8} {
-			in, rows := 4096, 300 // 19 x tiles: blocks of 384 (4/8-bit) / 424 (dense)
+			in, rows := 4096, 300 // K blocks of 1024 (512); chunks of 128 (256) rows and a ragged one
 			l := randLinear(r, 0, 13, in, bits, 128, false)
 			w, _ := plain.checkLinear("test", l)
-			if kc := w.blockK(rows); kc >= in {
-				t.Fatalf("bits %d: one K block of %d", bits, kc)
+			if kc := w.blockK(min(rows, gemmChunk(kern.nr))); kc >= in || rows <= gemmChunk(kern.nr) {
+				t.Fatalf("bits %d: one K block of %d or one chunk", bits, kc)
 			}
 			x := randFloats(r, rows*in, 1)
 			xt := plain.FromFloat32(x, []int{rows, in}, tensor.Float32)
