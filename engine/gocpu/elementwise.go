@@ -118,7 +118,8 @@ func (b *Backend) arith(op string, x, y tensor.Tensor, ff floatFn, fi intFn) ten
 	return b.arithOp(op, 0, x, y, ff, fi)
 }
 
-// arithOp is arith with an operator code ('+', '-', '*', '/') that lets
+// arithOp is arith with an operator code ('+', '-', '*', '/', 'M'
+// maximum, 'm' minimum) that lets
 // float32 tensors of the common layouts (same shape, scalar, trailing-axes
 // broadcast) take tight, parallel loops instead of a call per element.
 func (b *Backend) arithOp(op string, code byte, x, y tensor.Tensor, ff floatFn, fi intFn) tensor.Tensor {
@@ -184,6 +185,14 @@ func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []
 				for k, v := range y {
 					dr[k] = xr[k] / v
 				}
+			case 'M':
+				for k, v := range y {
+					dr[k] = fmax(xr[k], v)
+				}
+			case 'm':
+				for k, v := range y {
+					dr[k] = fmin(xr[k], v)
+				}
 			}
 		}
 	})
@@ -235,10 +244,10 @@ func (b *Backend) Div(x, y tensor.Tensor) tensor.Tensor {
 	return b.arithOp("Div", '/', x, y, func(a, c float32) float32 { return a / c }, nil)
 }
 func (b *Backend) Maximum(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Maximum", x, y, fmax, func(a, c int32) int32 { return max(a, c) })
+	return b.arithOp("Maximum", 'M', x, y, fmax, func(a, c int32) int32 { return max(a, c) })
 }
 func (b *Backend) Minimum(x, y tensor.Tensor) tensor.Tensor {
-	return b.arith("Minimum", x, y, fmin, func(a, c int32) int32 { return min(a, c) })
+	return b.arithOp("Minimum", 'm', x, y, fmin, func(a, c int32) int32 { return min(a, c) })
 }
 func (b *Backend) Pow(x, y tensor.Tensor) tensor.Tensor {
 	return b.arith("Pow", x, y, func(a, c float32) float32 { return float32(math.Pow(float64(a), float64(c))) }, nil)

@@ -23,6 +23,7 @@ func TestFastArithMatchesGeneral(t *testing.T) {
 	ops := map[byte]floatFn{
 		'+': func(a, c float32) float32 { return a + c }, '-': func(a, c float32) float32 { return a - c },
 		'*': func(a, c float32) float32 { return a * c }, '/': func(a, c float32) float32 { return a / c },
+		'M': fmax, 'm': fmin,
 	}
 	layouts := [][2][]int{
 		{{3, 5, 7}, {3, 5, 7}}, {{3, 5, 7}, {}}, {{3, 5, 7}, {7}}, {{3, 5, 7}, {1, 5, 7}}, {{}, {4, 6}}, {{2, 40000}, {40000}},
