@@ -196,3 +196,47 @@ func TestHalfOps(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestQdotHalfScales: every set's bfloat16-scale matvecs give exactly what
+// its float32 ones give on the widened scales, for each group size, with
+// and without a bias tail past 8 groups.
+func TestQdotHalfScales(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	for _, ks := range kernelSets() {
+		for _, gs := range []int{32, 64, 128} {
+			for _, K := range []int{384, 448, 1536} {
+				if K%gs != 0 {
+					continue
+				}
+				n, groups := 7, K/gs
+				w := make([]uint32, n*K/4)
+				for i := range w {
+					w[i] = r.Uint32()
+				}
+				_, s := halfBytes(randFloats(r, n*groups, 0.1), false)
+				_, b := halfBytes(randFloats(r, n*groups, 1), false)
+				sh, bh := make([]uint16, len(s)), make([]uint16, len(b))
+				narrow(sh, s, false)
+				narrow(bh, b, false)
+				x := randFloats(r, K, 1)
+				xs := make([]float32, groups)
+				groupSums(x, xs, gs)
+				xp := make([]float32, K)
+				ks.prepQ4(x, xp)
+				for _, bits := range []int{4, 8} {
+					want, got := make([]float32, n), make([]float32, n)
+					if bits == 4 {
+						ks.q4dot(w[:n*K/8], s, b, xp, xs, want, gs)
+						ks.q4dotH(w[:n*K/8], sh, bh, xp, xs, got, gs)
+					} else {
+						ks.q8dot(w, s, b, x, xs, want, gs)
+						ks.q8dotH(w, sh, bh, x, xs, got, gs)
+					}
+					if !equalBits(got, want) {
+						t.Fatalf("%s %d-bit K=%d gs=%d: bf16 scales give %v, want %v", ks.name, bits, K, gs, got, want)
+					}
+				}
+			}
+		}
+	}
+}

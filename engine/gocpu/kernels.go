@@ -50,11 +50,12 @@ func (w *weight) fastLayout() bool {
 }
 
 // rowBlock is expert e's weight rows [lo, hi): packed words with their scales
-// and biases (2-byte ones widened into buf, 2·(hi-lo)·groups values), or
-// dense values (float32 or 2-byte).
+// and biases (2-byte ones widened into buf, 2·(hi-lo)·groups values, or,
+// with buf nil, left as they are), or dense values (float32 or 2-byte).
 type rowBlock struct {
 	packed []uint32
 	s, bi  []float32
+	sH, bH []uint16 // bfloat16 scales and biases, when buf is nil
 	dense  []float32
 	denseH []uint16
 	f16    bool
@@ -71,6 +72,10 @@ func (w *weight) expert(e, lo, hi int, buf []float32) rowBlock {
 	default:
 		ng := (hi - lo) * w.groups
 		r.packed = w.packed[lo*w.words : hi*w.words]
+		if w.scalesH != nil && buf == nil {
+			r.sH, r.bH = w.scalesH[lo*w.groups:hi*w.groups], w.biasesH[lo*w.groups:hi*w.groups]
+			return r
+		}
 		var s, b []float32
 		if buf != nil {
 			s, b = buf[:ng:ng], buf[ng:]
@@ -116,9 +121,11 @@ func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
 		chunk = max(8, (128<<10)/rowBytes)
 		sub = chunk
 	}
-	var scratch [][]float32 // per worker: widened scales and biases
-	if w.scalesH != nil {
+	var scratch [][]float32 // per worker: widened scales and biases (f16)
+	if w.scalesH != nil && w.f16 {
 		scratch = make([][]float32, b.pool.n)
+	} else {
+		sub = chunk
 	}
 	b.pool.each(Out, chunk, func(worker, lo, hi int) {
 		var buf []float32
@@ -134,6 +141,10 @@ func (b *Backend) matvec(w *weight, e int, x []float32, rows int, y []float32) {
 			for r := 0; r < rows; r++ {
 				xr, yr := xk[r*K:(r+1)*K], y[r*Out+r0:r*Out+r1]
 				switch {
+				case wr.sH != nil && w.l.Bits == 4:
+					kern.q4dotH(wr.packed, wr.sH, wr.bH, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
+				case wr.sH != nil:
+					kern.q8dotH(wr.packed, wr.sH, wr.bH, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
 				case w.l.Bits == 4:
 					kern.q4dot(wr.packed, wr.s, wr.bi, xr, xs[r*w.groups:(r+1)*w.groups], yr, gs)
 				case w.l.Bits == 8:

@@ -6,7 +6,8 @@ package gocpu
 // (kernels_avx512_amd64.s); the rest of the set is AVX2. The 4-bit matvec
 // reads x permuted with 16 lanes when K%128 == 0, else it is the AVX2 one.
 
-var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: q4dot512, q8dot: q8dot512w, deq4: deq4AVX2,
+var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: q4dot512, q8dot: q8dot512w,
+	q4dotH: widenedQ(q4dot512), q8dotH: q8dotHAVX2, deq4: deq4AVX2,
 	deq8: deq8AVX2, gemm: gemm512, dot: dotAVX2, exp: expAVX2,
 	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2}
 

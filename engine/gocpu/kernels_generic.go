@@ -23,6 +23,9 @@ type kernelSet struct {
 	// q8dot: as q4dot for 8-bit rows (K/4 words per row), x in natural
 	// order; gs%32 == 0.
 	q8dot func(w []uint32, s, b, x, xs, y []float32, gs int)
+	// q4dotH and q8dotH are q4dot and q8dot with bfloat16 scales and
+	// biases, widened as they are read.
+	q4dotH, q8dotH func(w []uint32, s, b []uint16, x, xs, y []float32, gs int)
 	// deq4 dequantizes K = len(out) values of one 4-bit row segment into
 	// out in permuteQ4's 8-lane order (out[64j+8k+i] is weight 64j+8i+k),
 	// each q·s+b as the plain path rounds it. K%64 == 0, gs as for q4dot.
@@ -54,7 +57,8 @@ type kernelSet struct {
 // gemmOut is gemm's output block: 6 rows of stride 32.
 type gemmOut = [6 * 32]float32
 
-var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo, deq4: deq4Go, deq8: deq8Go,
+var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo,
+	q4dotH: widenedQ(q4dotGo), q8dotH: widenedQ(q8dotGo), deq4: deq4Go, deq8: deq8Go,
 	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go}
 
 // kern is the set the fast path uses.
@@ -207,6 +211,18 @@ func gemmRowGo(a, b []float32, ldb int, c *[16]float32) {
 func dotGo(w, x, y []float32) {
 	for r := range y {
 		y[r] = dot(x, w[r*len(x):][:len(x)])
+	}
+}
+
+// widenedQ is a q4dotH/q8dotH that widens the bfloat16 scales and biases
+// and calls dot.
+func widenedQ(dot func(w []uint32, s, b, x, xs, y []float32, gs int)) func(w []uint32, s, b []uint16, x, xs, y []float32, gs int) {
+	return func(w []uint32, s, b []uint16, x, xs, y []float32, gs int) {
+		n := len(y) * (len(x) / gs)
+		sf, bf := make([]float32, n), make([]float32, n)
+		widenBF16Go(sf, s)
+		widenBF16Go(bf, b)
+		dot(w, sf, bf, x, xs, y, gs)
 	}
 }
 
