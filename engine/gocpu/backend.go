@@ -27,10 +27,11 @@ type Options struct {
 
 // Backend implements tensor.Backend on the CPU in Go.
 type Backend struct {
-	opt  Options
-	err  error
-	pool *pool
-	peak int64
+	opt     Options
+	err     error
+	pool    *pool
+	peak    int64
+	scratch scratch
 }
 
 var _ tensor.Backend = (*Backend)(nil)

@@ -23,13 +23,13 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 	mc := gemmChunk(nr)
 	kc := w.blockK(min(L, mc))
 	tiles := (Out + 5) / 6
-	yt := make([]float32, Out*L)
+	yt := b.scratch.get(0, Out*L) // every value is set by the first K block
 	bufs := make([][]float32, b.pool.n)
-	var xt []float32
+	xt := b.scratch.get(1, gemmChunk(nr)*K)
 	for l0 := 0; l0 < L; l0 += mc {
 		ml := min(mc, L-l0)
 		nt := (ml + nr - 1) / nr
-		xt = packXT(x[l0*K:(l0+ml)*K], ml, K, nr, w.l.Bits == 4, xt)
+		xt = b.packXT(x[l0*K:(l0+ml)*K], ml, K, nr, w.l.Bits == 4, xt)
 		for kb := 0; kb < K; kb += kc {
 			kn := min(kc, K-kb)
 			b.pool.each(tiles, max(1, tiles/(8*b.pool.n)), func(worker, lo, hi int) {
@@ -146,7 +146,7 @@ func (w *weight) segment(e, o, kb, kn int, buf, sbuf []float32) []float32 {
 // reusing buf when it is large enough; with permute, K runs in deq4's
 // order (permuteQ4 with 8 lanes, unscaled). Writes are sequential; each
 // tile's reads walk nr rows together.
-func packXT(x []float32, L, K, nr int, permute bool, buf []float32) []float32 {
+func (b *Backend) packXT(x []float32, L, K, nr int, permute bool, buf []float32) []float32 {
 	nt := (L + nr - 1) / nr
 	xt := buf
 	if cap(xt) < nt*K*nr {
@@ -156,7 +156,13 @@ func packXT(x []float32, L, K, nr int, permute bool, buf []float32) []float32 {
 	if L%nr != 0 {
 		clear(xt[(nt-1)*K*nr:])
 	}
-	for t := 0; t < nt; t++ {
+	b.pool.run(nt, 1, func(lo, hi int) { packTiles(x, L, K, nr, permute, xt, lo, hi) })
+	return xt
+}
+
+// packTiles packs column tiles [lo, hi) of packXT.
+func packTiles(x []float32, L, K, nr int, permute bool, xt []float32, lo, hi int) {
+	for t := lo; t < hi; t++ {
 		rows := min(nr, L-t*nr)
 		xs := x[t*nr*K:]
 		for k := 0; k < K; k++ {
@@ -170,7 +176,6 @@ func packXT(x []float32, L, K, nr int, permute bool, buf []float32) []float32 {
 			}
 		}
 	}
-	return xt
 }
 
 // matmulJob is one batch element of MatMul: offsets of A, B and C.
@@ -223,4 +228,17 @@ func (b *Backend) matmulFast(fa, fb []float32, jobs []matmulJob, m, k, n int, ou
 			}
 		}
 	})
+}
+
+// scratch holds a backend's reusable float buffers (the backend runs one
+// op at a time), so that large temporaries are neither allocated nor
+// zeroed per call; callers must set every value they read.
+type scratch struct{ bufs [2][]float32 }
+
+// get returns buffer i with n values (contents undefined).
+func (s *scratch) get(i, n int) []float32 {
+	if cap(s.bufs[i]) < n {
+		s.bufs[i] = make([]float32, n)
+	}
+	return s.bufs[i][:n]
 }

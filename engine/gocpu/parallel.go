@@ -1,6 +1,10 @@
 package gocpu
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+	"time"
+)
 
 // pool runs range-split work on a fixed number of goroutines.
 type pool struct {
@@ -9,16 +13,45 @@ type pool struct {
 	once sync.Once
 }
 
+// spinFor is how long an idle worker keeps polling for work (yielding the
+// CPU each round) before it sleeps: a decode step hands out work every few
+// microseconds, and waking a sleeping thread costs tens of them, so without
+// it the second core joins each op late.
+const spinFor = 200 * time.Microsecond
+
 func newPool(n int) *pool {
 	p := &pool{n: n, work: make(chan func(), n)}
 	for i := 0; i < n-1; i++ {
-		go func() {
-			for f := range p.work {
-				f()
-			}
-		}()
+		go p.worker()
 	}
 	return p
+}
+
+func (p *pool) worker() {
+	for {
+		f, ok := p.next()
+		if !ok {
+			return
+		}
+		f()
+	}
+}
+
+// next polls for work for up to spinFor, then waits for it.
+func (p *pool) next() (func(), bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		select {
+		case f, ok := <-p.work:
+			return f, ok
+		default:
+		}
+		if i%32 == 31 && time.Now().After(deadline) {
+			f, ok := <-p.work
+			return f, ok
+		}
+		runtime.Gosched()
+	}
 }
 
 // run calls fn over [0, total) split into about p.n contiguous ranges; grain
