@@ -97,11 +97,15 @@ func (v *chatView) updateEmpty() {
 }
 
 func (v *chatView) appendView(m Message) *messageView {
+	rate, correct := feedbackActions(v.env, func() string { return v.convID }, v.comp.showNotice,
+		func(id string) *messageView { return viewByID(v.views, id) })
 	mv := newMessageView(m, messageActions{
 		stop:       v.stop,
 		regenerate: v.regenerate,
 		edit:       v.edit,
 		copy:       v.env.copy,
+		rate:       rate,
+		correct:    correct,
 	})
 	v.views = append(v.views, mv)
 	v.list.Add(mv.root)

@@ -396,12 +396,20 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, answers ...script) *harness {
+	return newHarnessWith(t, nil, answers...)
+}
+
+// newHarnessWith lets a test add services to the Deps (Teach's fakes).
+func newHarnessWith(t *testing.T, more func(*harness, *Deps), answers ...script) *harness {
 	a := test.NewTempApp(t)
 	a.Settings().SetTheme(NewTheme())
 	h := &harness{t: t, app: a, loop: newLoop(), chat: newFakeChat(answers...), catalog: newFakeCatalog(), rec: &fakeRecorder{},
 		model: &fakeModel{s: ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true, Vision: true, Audio: true}}}
-	h.ui = build(a, Deps{Chat: h.chat, Model: h.model, Catalog: h.catalog, Recorder: h.rec,
-		Settings: PrefsSettings{P: a.Preferences()}}, h.loop.do, func(f func()) { go f() })
+	d := Deps{Chat: h.chat, Model: h.model, Catalog: h.catalog, Recorder: h.rec, Settings: PrefsSettings{P: a.Preferences()}}
+	if more != nil {
+		more(h, &d)
+	}
+	h.ui = build(a, d, h.loop.do, func(f func()) { go f() })
 	h.ui.Main.Window.Resize(fyne.NewSize(900, 640))
 	h.ui.Main.Window.Show()
 	t.Cleanup(func() {

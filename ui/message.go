@@ -19,6 +19,8 @@ type messageActions struct {
 	regenerate func(m Message)
 	edit       func(m Message, text string)
 	copy       func(text string)
+	rate       func(m Message, r Rating)     // nil: no feedback buttons
+	correct    func(m Message, text string) // "this is what it should have said"
 }
 
 // messageView renders one message and updates in place while it streams.
@@ -201,7 +203,12 @@ func (v *messageView) renderActions(m Message) {
 		v.actions.Add(stop)
 	case m.Role == Assistant:
 		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
-		v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
+		if v.acts.regenerate != nil {
+			v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
+		}
+		for _, b := range v.feedbackButtons(m) {
+			v.actions.Add(b)
+		}
 	default:
 		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
 		v.actions.Add(small(theme.DocumentCreateIcon(), v.startEdit))

@@ -71,6 +71,8 @@ type Message struct {
 	Err         string // for Failed: what went wrong and what to do
 	Stats       *Stats
 	Model       string
+	Rating      Rating // the user's verdict on this version of an answer
+	Edited      bool   // this version is the user's correction
 }
 
 // Conversation is one entry of the conversation list.
@@ -209,4 +211,209 @@ type Recording interface {
 	Stop() (wav []byte, length time.Duration, err error)
 	// Cancel ends the clip and discards it.
 	Cancel()
+}
+
+// ---- Teaching (fine-tuning): feedback, the Teach page, adapters ----
+
+// Rating is the user's verdict on one version of an answer.
+type Rating int
+
+const (
+	Unrated   Rating = 0
+	ThumbUp   Rating = 1
+	ThumbDown Rating = -1
+)
+
+// Feedback records ratings and corrections on answers, and which adapter
+// each conversation answers with.
+type Feedback interface {
+	// Rate sets the rating of the answer's version in use (Unrated clears it).
+	Rate(conversationID, answerID string, r Rating) error
+	// Correct keeps the answer as it was and makes text ("what it should
+	// have said") its newest version; it returns the message as now shown.
+	Correct(conversationID, answerID, text string) (Message, error)
+	// Adapter is the adapter conversationID answers with (id "" for the
+	// base model); conversationID "" asks for the choice new conversations
+	// and quick-ask take.
+	Adapter(conversationID string) (id, name string)
+	// SetAdapter switches a conversation's adapter ("" for none) and makes
+	// it the choice for new conversations, quick-ask and the local API.
+	SetAdapter(conversationID, adapterID string) error
+}
+
+// TrainMethod is how a run learns.
+type TrainMethod string
+
+const (
+	MethodSFT  TrainMethod = "sft"  // learn from examples
+	MethodDPO  TrainMethod = "dpo"  // learn from likes and dislikes
+	MethodORPO TrainMethod = "orpo" // likes and dislikes, and the liked answers as examples
+)
+
+// TeachSource is what a run learns from: the user's feedback, a folder of
+// JSONL files in mlx-lm's formats, or both.
+type TeachSource struct {
+	Feedback bool
+	Folder   string
+}
+
+// DataSummary counts what a source gives a method.
+type DataSummary struct {
+	Examples int // SFT rows: liked answers, corrections, folder rows
+	Pairs    int // preference pairs (chosen, rejected)
+	Unpaired int // disliked answers with no better version yet
+	Media    int // rows that carry a photo, sound or video
+	Preview  []DataPreview
+	Notes    []string // what the user should know ("valid.jsonl is missing: …")
+}
+
+// Usable is how many rows method m can train on.
+func (d DataSummary) Usable(m TrainMethod) int {
+	if m == MethodSFT {
+		return d.Examples
+	}
+	return d.Pairs
+}
+
+// DataPreview is one row as the Teach page previews it.
+type DataPreview struct {
+	Prompt   string
+	Chosen   string // the answer to learn (an example's answer)
+	Rejected string // "" for an example
+	Media    int
+	Origin   string // "thumbs up", "your correction", "regenerated", "train.jsonl:4"
+}
+
+// TrainPlan is what the Teach page asks the teacher to run.
+type TrainPlan struct {
+	Base          string // catalog id or folder of the base model
+	Name          string // the adapter's name ("my-style")
+	Source        TeachSource
+	Method        TrainMethod
+	Rank          int
+	Steps         int
+	LearningRate  float64
+	LoRAPlusRatio float64 // B's learning rate is this × A's; 1 is plain LoRA
+	ValShare      float64 // part of the rows held out for validation
+	BatchSize     int
+	MaxSeqLen     int
+	Beta          float64 // DPO
+	Lambda        float64 // ORPO
+}
+
+// TrainEstimate is what a plan costs on this machine.
+type TrainEstimate struct {
+	Fits      bool
+	Reason    string // why it will not run, and what to do ("" when it will)
+	Memory    int64  // peak bytes
+	Available int64  // what this machine can give
+	Duration  time.Duration
+	Basis     string // how the time was estimated
+	Rows      int    // training rows after the validation share
+	ValRows   int
+}
+
+// RunState says where a training run stands.
+type RunState string
+
+const (
+	RunPreparing   RunState = "preparing" // building the data, loading the model
+	RunTraining    RunState = "training"
+	RunPaused      RunState = "paused"
+	RunDone        RunState = "done"
+	RunFailed      RunState = "failed"
+	RunStopped     RunState = "stopped"
+	RunInterrupted RunState = "interrupted" // Perch quit or crashed mid-run
+)
+
+// Active reports whether the run is still going (or paused).
+func (s RunState) Active() bool { return s == RunPreparing || s == RunTraining || s == RunPaused }
+
+// TrainRun is a run as the Teach page shows it.
+type TrainRun struct {
+	ID           string
+	Plan         TrainPlan
+	BaseName     string // "Gemma-4 E2B"
+	State        RunState
+	Step, Steps  int
+	TokensPerSec float64
+	ETA          time.Duration
+	Started      time.Time
+	Err          string // for Failed: what went wrong and what to do
+	// Yielding: the run is paused between steps while a chat is answered.
+	Yielding bool
+	BestVal  float64 // NaN until validated
+	BestStep int
+	// LastCheckpoint is the newest complete checkpoint's step (0 none);
+	// an interrupted or stopped run resumes from it.
+	LastCheckpoint int
+	AdapterID      string // the adapter the run made (once it saved one)
+}
+
+// TrainPoint is one step's metrics; NaN where not measured.
+type TrainPoint struct {
+	Step    int
+	Loss    float64
+	ValLoss float64
+	Margin  float64 // DPO/ORPO reward margin
+}
+
+// TrainUpdate is what a watcher gets as a run goes: its state and the
+// points since the last update.
+type TrainUpdate struct {
+	Run    TrainRun
+	Points []TrainPoint
+}
+
+// TeachBase is a model one can train on.
+type TeachBase struct {
+	ID   string
+	Name string
+}
+
+// Teacher is the fine-tuning service behind the Teach page.
+type Teacher interface {
+	Bases() ([]TeachBase, error)
+	// Summarize counts what src gives (a folder is checked line by line).
+	Summarize(src TeachSource, valShare float64) (DataSummary, error)
+	// Estimate says how long and how much memory plan takes here, and
+	// refuses it with the reason when it will not run.
+	Estimate(plan TrainPlan) (TrainEstimate, error)
+	Start(plan TrainPlan) (TrainRun, error)
+	Pause(runID string) error
+	Resume(runID string) error
+	Stop(runID string) error
+	// ResumeFromCheckpoint continues an interrupted or stopped run from its
+	// last complete checkpoint.
+	ResumeFromCheckpoint(runID string) (TrainRun, error)
+	Runs() ([]TrainRun, error)
+	Points(runID string) ([]TrainPoint, error)
+	// Watch calls fn (from any goroutine) as runs change.
+	Watch(fn func(TrainUpdate))
+}
+
+// AdapterInfo is an adapter the user owns.
+type AdapterInfo struct {
+	ID       string
+	Name     string // "my-style"
+	Base     string // the base model's id
+	BaseName string
+	Method   TrainMethod // "" for an imported adapter of unknown making
+	Created  time.Time
+	Steps    int
+	BestVal  float64 // NaN when unknown
+	BestStep int     // the checkpoint with BestVal
+	Size     int64
+	Rank     int
+}
+
+// Adapters is the user's adapter library.
+type Adapters interface {
+	Adapters() ([]AdapterInfo, error)
+	RenameAdapter(id, name string) error
+	DeleteAdapter(id string) error
+	// ExportAdapter writes an mlx-lm adapter folder inside dir and returns its path.
+	ExportAdapter(id, dir string) (string, error)
+	// ImportAdapter copies an mlx-lm adapter folder into the library.
+	ImportAdapter(dir string) (AdapterInfo, error)
 }

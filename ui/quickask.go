@@ -91,6 +91,7 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 // Show opens the popup centred on the screen, ready to type.
 func (q *QuickAsk) Show() {
 	q.shown = true
+	q.modelChanged(q.env.model.State()) // the adapter choice may have changed
 	if s := q.env.model.State(); s.ID != "" && !s.Loaded && !s.Loading {
 		q.env.model.Preload()
 	}
@@ -149,7 +150,7 @@ func (q *QuickAsk) modelChanged(s ModelState) {
 		q.model.SetText("No model yet: open Perch to get one")
 		q.comp.setLocked(true, "Get a model in Perch first")
 	default:
-		q.model.SetText(s.Name)
+		q.model.SetText(s.Name + adapterSuffix(q.env))
 		q.comp.setLocked(false, "Ask Gemma anything…")
 	}
 }
@@ -172,7 +173,17 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 	q.answer.Add(question)
 	a := r.Assistant
 	a.State = Streaming
-	acts := messageActions{stop: q.stop, copy: q.env.copy, regenerate: func(Message) {}}
+	// Quick answers have no regenerate ("Continue in window" has it), but
+	// take thumbs like any answer.
+	convID := q.convID
+	rate, _ := feedbackActions(q.env, func() string { return convID }, q.comp.showNotice,
+		func(id string) *messageView {
+			if q.last != nil && q.last.msg.ID == id {
+				return q.last
+			}
+			return nil
+		})
+	acts := messageActions{stop: q.stop, copy: q.env.copy, rate: rate}
 	mv := newMessageView(a, acts)
 	q.last = mv
 	q.answer.Add(mv.root)
@@ -182,10 +193,7 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 	q.Window.Resize(fyne.NewSize(quickWidth, 460))
 	follow(q.env, r.Stream, func(acc Answer) {
 		mv.apply(acc)
-		// Quick answers have no regenerate: "Continue in window" has it.
 		if acc.Done {
-			mv.actions.Objects = mv.actions.Objects[:1]
-			mv.actions.Refresh()
 			if q.live == mv {
 				q.live, q.cancel = nil, nil
 				q.comp.setBusy(false)

@@ -23,6 +23,10 @@ type Deps struct {
 	ApplySettings      func(old, new Settings) error
 	LoginItemSupported bool
 	Icon               fyne.Resource // the app icon, for the welcome page
+	// Teaching (nil: no Teach page, no feedback buttons).
+	Teacher  Teacher
+	Adapters Adapters
+	Feedback Feedback
 }
 
 // env is what every view shares: services, and how to reach the UI
@@ -37,6 +41,9 @@ type env struct {
 	applySettings  func(old, new Settings) error
 	loginSupported bool
 	icon           fyne.Resource
+	teacher        Teacher
+	adapters       Adapters
+	feedback       Feedback
 	do             func(func())
 	run            func(func())
 }
@@ -67,7 +74,8 @@ func New(a fyne.App, d Deps) *UI {
 
 func build(a fyne.App, d Deps, do, run func(func())) *UI {
 	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
-		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run}
+		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run,
+		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback}
 	u := &UI{env: e}
 	u.Main = newMainWindow(e)
 	return u
@@ -96,19 +104,23 @@ type MainWindow struct {
 	chat     *chatView
 	models   *modelsView
 	settings *settingsView
+	teach    *teachView
 	welcome  *firstRun
 	pages    *fyne.Container
 	title    *widget.Label
 	pill     *modelPill
-	page     string // "chat", "welcome", "models", "settings"
+	page     string // "chat", "welcome", "models", "settings", "teach"
 }
 
 func newMainWindow(e *env) *MainWindow {
 	w := e.app.NewWindow("Perch")
 	mw := &MainWindow{Window: w, env: e}
 	nav := container.NewVBox(widget.NewSeparator(),
-		navButton("Models", theme.StorageIcon(), mw.ShowModels),
-		navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
+		navButton("Models", theme.StorageIcon(), mw.ShowModels))
+	if e.teacher != nil {
+		nav.Add(navButton("Teach", teachIcon, mw.ShowTeach))
+	}
+	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
 	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
 	mw.side.onSelect = func(id string) { mw.ShowConversation(id) }
@@ -122,10 +134,14 @@ func newMainWindow(e *env) *MainWindow {
 		mw.side.select_(id)
 		mw.side.reload()
 		mw.updateTitle()
+		mw.refreshAdapter()
 	}
 	mw.title = widget.NewLabelWithStyle("New chat", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	mw.title.Truncation = fyne.TextTruncateEllipsis
 	mw.pill = newModelPill(mw.ShowModels)
+	if e.feedback != nil {
+		mw.pill.btn.OnTapped = mw.showModelMenu
+	}
 	header := container.NewBorder(nil, nil, nil, mw.pill.root, mw.title)
 	chatPage := container.NewBorder(container.NewVBox(container.NewPadded(header), widget.NewSeparator()), nil, nil, nil, mw.chat.root)
 	mw.pages = container.NewStack(chatPage)
@@ -196,6 +212,7 @@ func (mw *MainWindow) ShowConversation(id string) {
 	}
 	mw.side.select_(id)
 	mw.updateTitle()
+	mw.refreshAdapter()
 	mw.showChat()
 }
 
@@ -277,9 +294,11 @@ func (mw *MainWindow) modelChanged(s ModelState) {
 // modelPill shows the model's name and whether it is loaded, and opens the
 // models page when tapped.
 type modelPill struct {
-	btn  *widget.Button
-	dot  *canvas.Circle
-	root fyne.CanvasObject
+	btn     *widget.Button
+	dot     *canvas.Circle
+	root    fyne.CanvasObject
+	state   ModelState
+	adapter string // the conversation's adapter name ("" none)
 }
 
 func newModelPill(open func()) *modelPill {
@@ -290,7 +309,11 @@ func newModelPill(open func()) *modelPill {
 }
 
 func (p *modelPill) set(s ModelState) {
+	p.state = s
 	name, c := s.Name, themeColor(theme.ColorNameDisabled)
+	if p.adapter != "" && s.ID != "" {
+		name += " + " + p.adapter
+	}
 	switch {
 	case s.ID == "":
 		name = "No model"

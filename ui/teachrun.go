@@ -1,0 +1,323 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// runPanel shows one run: what it is, where it stands, its controls and
+// the live loss (and margin) chart.
+type runPanel struct {
+	env   *env
+	win   fyne.Window
+	root  *fyne.Container
+	title *widget.Label
+	state *widget.Label
+	note  *widget.Label
+	bar   *widget.ProgressBar
+
+	pause, resume, stop, fromCkpt, try *widget.Button
+	head                               *fyne.Container
+
+	loss, margin *lineChart
+	run          TrainRun
+	shown        bool
+
+	mu      sync.Mutex
+	pending []TrainUpdate
+	queued  bool
+
+	parent     *fyne.Container        // the page, laid out again when the panel appears
+	onFinished func()                 // a run ended: adapters and runs changed
+	onTry      func(adapterID string) // "Try it in a new chat"
+}
+
+func newRunPanel(e *env, win fyne.Window) *runPanel {
+	p := &runPanel{env: e, win: win}
+	p.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	p.title.Truncation = fyne.TextTruncateEllipsis
+	p.state = widget.NewLabel("")
+	p.note = widget.NewLabel("")
+	p.note.Wrapping = fyne.TextWrapWord
+	p.note.Hide()
+	p.bar = widget.NewProgressBar()
+	p.bar.TextFormatter = func() string { return fmt.Sprintf("%.0f%%", p.bar.Value*100) }
+	p.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.control(e.teacher.Pause) })
+	p.resume = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { p.control(e.teacher.Resume) })
+	p.resume.Importance = widget.HighImportance
+	p.stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.confirmStop)
+	p.fromCkpt = widget.NewButtonWithIcon("Resume from checkpoint", theme.MediaReplayIcon(), p.resumeFromCheckpoint)
+	p.fromCkpt.Importance = widget.HighImportance
+	p.try = widget.NewButtonWithIcon("Try it in a new chat", theme.MailComposeIcon(), func() {
+		if p.onTry != nil && p.run.AdapterID != "" {
+			p.onTry(p.run.AdapterID)
+		}
+	})
+	p.try.Importance = widget.HighImportance
+	p.loss = newLineChart("Loss",
+		&chartSeries{Name: "Training", Color: theme.ColorNamePrimary, Smooth: 0.8},
+		&chartSeries{Name: "Validation", Color: theme.ColorNameWarning, Dots: true})
+	p.margin = newLineChart("Reward margin", &chartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
+	buttons := container.NewHBox(p.pause, p.resume, p.stop, p.fromCkpt, p.try)
+	p.head = container.NewBorder(nil, nil, nil, container.NewCenter(buttons), container.NewVBox(p.title, p.state))
+	charts := container.NewGridWithRows(1, p.loss, p.margin)
+	p.root = container.NewVBox(card(container.NewVBox(p.head, p.bar, p.note, charts)))
+	p.root.Hide()
+	return p
+}
+
+// active reports whether the shown run is still going.
+func (p *runPanel) active() bool { return p.shown && p.run.State.Active() }
+
+// restore shows the newest run when the page opens and none is shown.
+func (p *runPanel) restore() {
+	if p.shown {
+		return
+	}
+	p.env.run(func() {
+		runs, err := p.env.teacher.Runs()
+		if err != nil || len(runs) == 0 {
+			return
+		}
+		p.env.do(func() {
+			if !p.shown {
+				p.follow(runs[0])
+			}
+		})
+	})
+}
+
+// follow shows run r with the points recorded so far.
+func (p *runPanel) follow(r TrainRun) {
+	p.shown = true
+	p.run = r
+	p.loss.Reset()
+	p.margin.Reset()
+	p.render()
+	id := r.ID
+	p.env.run(func() {
+		pts, err := p.env.teacher.Points(id)
+		p.env.do(func() {
+			if p.run.ID != id {
+				return
+			}
+			if err != nil {
+				p.showNote("Could not read this run's metrics: "+err.Error(), widget.DangerImportance)
+				return
+			}
+			p.loss.Reset()
+			p.margin.Reset()
+			p.addPoints(pts)
+		})
+	})
+}
+
+// push takes an update from any goroutine; updates are applied together,
+// at most one batch waiting on the UI goroutine at a time.
+func (p *runPanel) push(u TrainUpdate) {
+	p.mu.Lock()
+	p.pending = append(p.pending, u)
+	if p.queued {
+		p.mu.Unlock()
+		return
+	}
+	p.queued = true
+	p.mu.Unlock()
+	p.env.do(p.flush)
+}
+
+func (p *runPanel) flush() {
+	p.mu.Lock()
+	batch := p.pending
+	p.pending, p.queued = nil, false
+	p.mu.Unlock()
+	var pts []TrainPoint
+	finished := false
+	for _, u := range batch {
+		if u.Run.ID != p.run.ID {
+			if !u.Run.State.Active() || (p.shown && p.run.State.Active()) {
+				continue // another run's news; the shown one stays
+			}
+			p.follow(u.Run) // a new run started (from the form or elsewhere)
+			continue
+		}
+		finished = finished || (p.run.State.Active() && !u.Run.State.Active())
+		p.run = u.Run
+		pts = append(pts, u.Points...)
+	}
+	p.shown = true
+	if len(pts) > 0 {
+		p.addPoints(pts)
+	} else {
+		p.render()
+	}
+	if finished && p.onFinished != nil {
+		p.onFinished()
+	}
+}
+
+func (p *runPanel) addPoints(pts []TrainPoint) {
+	for _, pt := range pts {
+		x := float64(pt.Step)
+		p.loss.Add(0, x, pt.Loss)
+		p.loss.Add(1, x, pt.ValLoss)
+		p.margin.Add(0, x, pt.Margin)
+	}
+	p.render()
+}
+
+// render shows the run's state, controls and charts.
+func (p *runPanel) render() {
+	r := p.run
+	if !p.root.Visible() {
+		p.root.Show()
+		if p.parent != nil {
+			p.parent.Refresh() // a VBox sizes only the children visible when it laid out
+		}
+	}
+	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, presetFor(r.Plan.Method).Short, r.BaseName))
+	if r.Steps > 0 {
+		p.bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
+	}
+	p.state.SetText(runStateLine(r))
+	switch {
+	case r.State == RunFailed:
+		p.showNote(r.Err, widget.DangerImportance)
+	case r.State == RunInterrupted && r.LastCheckpoint > 0:
+		p.showNote(fmt.Sprintf("Perch stopped while this run was training. The checkpoint from step %d is complete: resume from it to go on.", r.LastCheckpoint), widget.WarningImportance)
+	case r.State == RunInterrupted:
+		p.showNote("Perch stopped before this run saved its first checkpoint. Start it again from the form below.", widget.WarningImportance)
+	case r.Yielding && r.State == RunTraining:
+		p.showNote("Paused while Perch answers your chat; training goes on right after.", widget.LowImportance)
+	default:
+		p.showNote("", widget.LowImportance)
+	}
+	show := func(b *widget.Button, on bool) {
+		if on {
+			b.Show()
+		} else {
+			b.Hide()
+		}
+	}
+	show(p.pause, r.State == RunTraining || r.State == RunPreparing)
+	show(p.resume, r.State == RunPaused)
+	show(p.stop, r.State.Active())
+	show(p.fromCkpt, (r.State == RunInterrupted || r.State == RunStopped || r.State == RunFailed) && r.LastCheckpoint > 0 && r.Step < r.Steps)
+	show(p.try, r.State == RunDone && r.AdapterID != "" && p.onTry != nil)
+	p.head.Refresh() // lay the buttons out again: which are shown changed
+	p.loss.XMax, p.margin.XMax = float64(r.Steps), float64(r.Steps)
+	if r.Plan.Method == MethodORPO {
+		p.margin.Title = "Log-odds margin"
+	} else {
+		p.margin.Title = "Reward margin"
+	}
+	if r.Plan.Method == MethodSFT {
+		p.margin.Hide()
+	} else {
+		p.margin.Show()
+	}
+	p.loss.Refresh()
+	p.margin.Refresh()
+}
+
+func (p *runPanel) showNote(msg string, imp widget.Importance) {
+	if msg == "" {
+		p.note.Hide()
+		return
+	}
+	p.note.Importance = imp
+	p.note.SetText(msg)
+	p.note.Show()
+}
+
+// runStateLine is "Step 120 of 200 · 850 tokens/s · about 4 min left".
+func runStateLine(r TrainRun) string {
+	steps := fmt.Sprintf("step %d of %d", r.Step, r.Steps)
+	best := ""
+	if !math.IsNaN(r.BestVal) && r.BestStep > 0 {
+		best = fmt.Sprintf(" · best validation loss %.4g at step %d", r.BestVal, r.BestStep)
+	}
+	switch r.State {
+	case RunPreparing:
+		return "Preparing: building the data and loading the model…"
+	case RunTraining:
+		s := "Training · " + steps
+		if r.TokensPerSec > 0 {
+			s += fmt.Sprintf(" · %.0f tokens/s", r.TokensPerSec)
+		}
+		if r.ETA > 0 {
+			s += " · " + eta(r.ETA)
+		}
+		return s
+	case RunPaused:
+		return "Paused at " + steps
+	case RunDone:
+		return fmt.Sprintf("Done · %d steps%s · finished %s", r.Steps, best, r.Started.Format("2 Jan 15:04"))
+	case RunStopped:
+		return "Stopped at " + steps + best
+	case RunInterrupted:
+		return "Interrupted at " + steps
+	case RunFailed:
+		return "Failed at " + steps
+	}
+	return steps
+}
+
+func (p *runPanel) control(f func(string) error) {
+	id := p.run.ID
+	p.env.run(func() {
+		if err := f(id); err != nil {
+			p.env.do(func() { p.showNote(err.Error(), widget.DangerImportance) })
+		}
+	})
+}
+
+func (p *runPanel) confirmStop() {
+	dialog.ShowConfirm("Stop training?", "The adapter as it is now is saved, and you can resume from its last checkpoint later.",
+		func(ok bool) {
+			if ok {
+				p.control(p.env.teacher.Stop)
+			}
+		}, p.win)
+}
+
+func (p *runPanel) resumeFromCheckpoint() {
+	id := p.run.ID
+	p.env.run(func() {
+		r, err := p.env.teacher.ResumeFromCheckpoint(id)
+		p.env.do(func() {
+			if err != nil {
+				p.showNote(err.Error(), widget.DangerImportance)
+				return
+			}
+			p.follow(r)
+		})
+	})
+}
+
+// card is a rounded panel around o.
+func card(o fyne.CanvasObject) fyne.CanvasObject {
+	bg := canvas.NewRectangle(themeColor(colorCard))
+	bg.CornerRadius = 12
+	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
+	bg.StrokeWidth = 1
+	return container.NewStack(bg, container.NewPadded(container.NewPadded(o)))
+}
+
+// when is a short date ("today 14:05", "29 Nov").
+func when(t time.Time) string {
+	now := time.Now()
+	if t.Year() == now.Year() && t.YearDay() == now.YearDay() {
+		return "today " + t.Format("15:04")
+	}
+	return t.Format("2 Jan 2006")
+}
