@@ -19,7 +19,7 @@ type messageActions struct {
 	regenerate func(m Message)
 	edit       func(m Message, text string)
 	copy       func(text string)
-	rate       func(m Message, r Rating)     // nil: no feedback buttons
+	rate       func(m Message, r Rating)    // nil: no feedback buttons
 	correct    func(m Message, text string) // "this is what it should have said"
 }
 

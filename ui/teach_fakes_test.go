@@ -92,8 +92,11 @@ func (a *fakeAdapters) Adapters() ([]AdapterInfo, error) {
 	defer a.mu.Unlock()
 	return append([]AdapterInfo(nil), a.items...), nil
 }
-func (a *fakeAdapters) RenameAdapter(id, name string) error { a.log("rename " + id + " " + name); return nil }
-func (a *fakeAdapters) DeleteAdapter(id string) error       { a.log("delete " + id); return nil }
+func (a *fakeAdapters) RenameAdapter(id, name string) error {
+	a.log("rename " + id + " " + name)
+	return nil
+}
+func (a *fakeAdapters) DeleteAdapter(id string) error { a.log("delete " + id); return nil }
 func (a *fakeAdapters) ExportAdapter(id, dir string) (string, error) {
 	a.log("export " + id)
 	return dir + "/" + id, nil
