@@ -93,6 +93,69 @@ var migrations = []string{
 		INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 		INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
 	END;`,
+
+	// 3: teaching — ratings of answer versions, each conversation's adapter
+	// (NULL until first used: it then takes the app's current choice), the
+	// adapter library, and training runs with their metrics and checkpoints.
+	`CREATE TABLE feedback (
+		message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+		version    INTEGER NOT NULL,
+		rating     INTEGER NOT NULL,
+		updated    INTEGER NOT NULL,
+		PRIMARY KEY (message_id, version)
+	);
+	ALTER TABLE conversations ADD COLUMN adapter TEXT;
+	UPDATE conversations SET adapter = '';
+	CREATE TABLE adapters (
+		id        TEXT PRIMARY KEY,
+		name      TEXT NOT NULL,
+		dir       TEXT NOT NULL,
+		base      TEXT NOT NULL,
+		base_name TEXT NOT NULL DEFAULT '',
+		method    TEXT NOT NULL DEFAULT '',
+		rank      INTEGER NOT NULL DEFAULT 0,
+		steps     INTEGER NOT NULL DEFAULT 0,
+		best_val  REAL,
+		best_step INTEGER NOT NULL DEFAULT 0,
+		run_id    TEXT NOT NULL DEFAULT '',
+		created   INTEGER NOT NULL
+	);
+	CREATE TABLE train_runs (
+		id         TEXT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		base       TEXT NOT NULL,
+		base_name  TEXT NOT NULL DEFAULT '',
+		method     TEXT NOT NULL,
+		plan       TEXT NOT NULL,
+		dir        TEXT NOT NULL,
+		state      TEXT NOT NULL,
+		step       INTEGER NOT NULL DEFAULT 0,
+		steps      INTEGER NOT NULL DEFAULT 0,
+		error      TEXT NOT NULL DEFAULT '',
+		best_val   REAL,
+		best_step  INTEGER NOT NULL DEFAULT 0,
+		tok_per_s  REAL NOT NULL DEFAULT 0,
+		adapter_id TEXT NOT NULL DEFAULT '',
+		created    INTEGER NOT NULL,
+		updated    INTEGER NOT NULL
+	);
+	CREATE TABLE train_metrics (
+		run_id   TEXT NOT NULL REFERENCES train_runs(id) ON DELETE CASCADE,
+		step     INTEGER NOT NULL,
+		loss     REAL,
+		val_loss REAL,
+		margin   REAL,
+		tokens   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (run_id, step)
+	);
+	CREATE TABLE train_checkpoints (
+		run_id   TEXT NOT NULL REFERENCES train_runs(id) ON DELETE CASCADE,
+		step     INTEGER NOT NULL,
+		path     TEXT NOT NULL,
+		val_loss REAL,
+		created  INTEGER NOT NULL,
+		PRIMARY KEY (run_id, step)
+	);`,
 }
 
 // SchemaVersion is the version this build writes.
