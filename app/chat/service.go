@@ -36,6 +36,8 @@ type Service struct {
 	settings func() ui.Settings
 	// SaveEvery is how often a streaming answer is written to disk.
 	SaveEvery time.Duration
+	// Choice is the app's adapter choice (nil: no adapters).
+	Choice AdapterChoice
 }
 
 // New returns a service. settings is read at each send.
@@ -80,12 +82,12 @@ func (s *Service) Messages(id string) ([]ui.Message, error) {
 	for i, m := range ms {
 		out[i] = toUI(m)
 	}
-	return out, nil
+	return out, s.addRatings(id, ms, out)
 }
 
 func toUI(m history.Message) ui.Message {
 	u := ui.Message{ID: m.ID, Role: ui.Role(m.Role), Text: m.Text, Thinking: m.Thinking,
-		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model}
+		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model, Edited: m.Origin == history.OriginEdited}
 	if m.Stats.GeneratedTokens > 0 {
 		u.Stats = &ui.Stats{PromptTokens: m.Stats.PromptTokens, GeneratedTokens: m.Stats.GeneratedTokens,
 			TokensPerSec: m.Stats.TokensPerSec, TimeToFirst: m.Stats.TimeToFirst}

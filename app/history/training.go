@@ -218,9 +218,19 @@ func (s *Store) Checkpoints(runID string) ([]Checkpoint, error) {
 	return out, rows.Err()
 }
 
-// DeleteCheckpointsAfter forgets a run's checkpoints past step (a run
-// resumed from step writes its own).
-func (s *Store) DeleteCheckpointsAfter(runID string, step int) error {
-	_, err := s.db.Exec(`DELETE FROM train_checkpoints WHERE run_id = ? AND step > ?`, runID, step)
-	return err
+// RewindRun forgets a run's metrics and checkpoints past step (a run
+// resumed from step's checkpoint writes its own).
+func (s *Store) RewindRun(runID string, step int) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM train_checkpoints WHERE run_id = ? AND step > ?`,
+		`DELETE FROM train_metrics WHERE run_id = ? AND step > ?`} {
+		if _, err := tx.Exec(q, runID, step); err != nil {
+			return fmt.Errorf("history: rewind run: %w", err)
+		}
+	}
+	return tx.Commit()
 }

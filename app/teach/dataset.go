@@ -1,0 +1,197 @@
+package teach
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"perch/app/history"
+)
+
+// A dataset folder in mlx-lm's formats, as the engine's trainer reads
+// it: train.jsonl and valid.jsonl, media files under media/ referred to
+// by paths relative to the JSONL files.
+//   SFT:      {"messages": [..., {"role": "assistant", "content": "…"}]}
+//   DPO/ORPO: {"prompt": [...], "chosen": "…", "rejected": "…"}
+
+type jsonPart struct {
+	Type  string `json:"type"`
+	Text  string `json:"text,omitempty"`
+	Image string `json:"image,omitempty"`
+	Audio string `json:"audio,omitempty"`
+	Video string `json:"video,omitempty"`
+}
+
+type jsonMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // a string, or parts when media come along
+}
+
+type exampleLine struct {
+	Messages []jsonMessage `json:"messages"`
+}
+
+type pairLine struct {
+	Prompt   []jsonMessage `json:"prompt"`
+	Chosen   string        `json:"chosen"`
+	Rejected string        `json:"rejected"`
+}
+
+// split divides rows into training and validation: a share of them,
+// chosen by a hash of each row's key so the split stays the same as
+// feedback grows. With three rows or more and share > 0, at least one is
+// held out; at least one always trains.
+func split(rows []Row, share float64) (train, valid []Row) {
+	if share <= 0 || len(rows) < 3 {
+		return rows, nil
+	}
+	n := int(float64(len(rows))*share + 0.5)
+	n = min(max(n, 1), len(rows)-1)
+	type ranked struct {
+		h uint64
+		i int
+	}
+	rk := make([]ranked, len(rows))
+	for i, r := range rows {
+		sum := sha256.Sum256([]byte(r.Key))
+		rk[i] = ranked{binary.BigEndian.Uint64(sum[:8]), i}
+	}
+	sort.Slice(rk, func(a, b int) bool { return rk[a].h < rk[b].h })
+	held := map[int]bool{}
+	for _, r := range rk[:n] {
+		held[r.i] = true
+	}
+	for i, r := range rows {
+		if held[i] {
+			valid = append(valid, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, valid
+}
+
+// datasetWriter writes one dataset folder, copying each attachment once.
+type datasetWriter struct {
+	dir    string
+	store  *history.Store
+	copied map[string]string // sha256 → path relative to dir
+}
+
+func newDatasetWriter(dir string, store *history.Store) (*datasetWriter, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "media"), 0o700); err != nil {
+		return nil, fmt.Errorf("teach: make the dataset folder: %w", err)
+	}
+	return &datasetWriter{dir: dir, store: store, copied: map[string]string{}}, nil
+}
+
+// media copies an attachment into media/ and returns its relative path.
+func (w *datasetWriter) media(a history.Attachment) (string, error) {
+	if p, ok := w.copied[a.SHA256]; ok {
+		return p, nil
+	}
+	data, err := w.store.ReadBlob(a.SHA256)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", a.Name, err)
+	}
+	rel := filepath.ToSlash(filepath.Join("media", a.SHA256+extFor(a)))
+	if err := os.WriteFile(filepath.Join(w.dir, rel), data, 0o600); err != nil {
+		return "", fmt.Errorf("teach: copy %s into the dataset: %w", a.Name, err)
+	}
+	w.copied[a.SHA256] = rel
+	return rel, nil
+}
+
+func extFor(a history.Attachment) string {
+	if e := strings.ToLower(filepath.Ext(a.Name)); len(e) > 1 && len(e) <= 5 {
+		return e
+	}
+	return map[string]string{"image": ".img", "audio": ".snd", "video": ".vid"}[a.Kind]
+}
+
+func (w *datasetWriter) messages(turns []Turn) ([]jsonMessage, error) {
+	var out []jsonMessage
+	for _, t := range turns {
+		if len(t.Media) == 0 {
+			out = append(out, jsonMessage{Role: t.Role, Content: t.Text})
+			continue
+		}
+		var parts []jsonPart
+		for _, a := range t.Media {
+			p, err := w.media(a)
+			if err != nil {
+				return nil, err
+			}
+			part := jsonPart{Type: a.Kind}
+			switch a.Kind {
+			case "image":
+				part.Image = p
+			case "audio":
+				part.Audio = p
+			case "video":
+				part.Video = p
+			default:
+				return nil, fmt.Errorf("%s: a %q attachment cannot be trained on", a.Name, a.Kind)
+			}
+			parts = append(parts, part)
+		}
+		if t.Text != "" {
+			parts = append(parts, jsonPart{Type: "text", Text: t.Text})
+		}
+		out = append(out, jsonMessage{Role: t.Role, Content: parts})
+	}
+	return out, nil
+}
+
+// line is one row as JSON for method m.
+func (w *datasetWriter) line(r Row, pairs bool) ([]byte, error) {
+	msgs, err := w.messages(r.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	if pairs {
+		return json.Marshal(pairLine{Prompt: msgs, Chosen: r.Chosen, Rejected: r.Rejected})
+	}
+	return json.Marshal(exampleLine{Messages: append(msgs, jsonMessage{Role: "assistant", Content: r.Chosen})})
+}
+
+// file writes rows, then the raw lines (from a user's folder), to name;
+// it writes nothing when there is nothing to write.
+func (w *datasetWriter) file(name string, rows []Row, pairs bool, raw [][]byte) error {
+	if len(rows)+len(raw) == 0 {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(w.dir, name))
+	if err != nil {
+		return fmt.Errorf("teach: write %s: %w", name, err)
+	}
+	bw := bufio.NewWriter(f)
+	for _, r := range rows {
+		b, err := w.line(r, pairs)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	for _, b := range raw {
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("teach: write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,175 @@
+// Package teach is the app side of fine-tuning: it turns the user's
+// ratings, corrections and regenerations into SFT rows and preference
+// pairs, writes them (with their media) as an mlx-lm dataset folder, runs
+// the engine's trainer on it while recording the run, its metrics and
+// checkpoints durably, and keeps the library of adapters the user owns.
+// It implements ui.Teacher and ui.Adapters.
+package teach
+
+import (
+	"fmt"
+	"strings"
+
+	"perch/app/history"
+)
+
+// maxContext is how many messages before an answer a row keeps (the
+// newest; the first kept is the user's).
+const maxContext = 8
+
+// Turn is one message of a row's prompt.
+type Turn struct {
+	Role  string // "system", "user" or "assistant"
+	Text  string
+	Media []history.Attachment
+}
+
+// Row is one training row: the conversation before an answer, the answer
+// to learn (Chosen) and, for a preference pair, the worse one.
+type Row struct {
+	Prompt   []Turn
+	Chosen   string
+	Rejected string // "" for an example
+	Origin   string // what made it: "your correction", "thumbs up", …
+	Key      string // stable identity (conversation, turn, versions) for the split
+	files    int    // media parts of a folder's row (its files are not attachments)
+}
+
+// Media counts the row's attachments.
+func (r Row) Media() int {
+	n := r.files
+	for _, t := range r.Prompt {
+		n += len(t.Media)
+	}
+	return n
+}
+
+// Rows are what the feedback gives.
+type Rows struct {
+	Examples []Row // one per taught answer: its best version
+	Pairs    []Row // the best version against each worse one
+	Unpaired int   // answers disliked with no better version
+}
+
+// fromFeedback reads every taught answer in the history. system, when
+// set, opens each prompt (chats are sent with it).
+func fromFeedback(store *history.Store, system string) (Rows, error) {
+	var out Rows
+	taught, err := store.TaughtAnswers()
+	if err != nil {
+		return out, err
+	}
+	convs := map[string][]history.Message{}
+	ratings := map[string]map[history.VersionKey]int{}
+	for _, t := range taught {
+		if _, ok := convs[t.ConversationID]; !ok {
+			ms, err := store.Messages(t.ConversationID)
+			if err != nil {
+				return out, err
+			}
+			rs, err := store.Ratings(t.ConversationID)
+			if err != nil {
+				return out, err
+			}
+			convs[t.ConversationID], ratings[t.ConversationID] = ms, rs
+		}
+		versions, err := store.Versions(t.MessageID)
+		if err != nil {
+			return out, fmt.Errorf("teach: versions of an answer: %w", err)
+		}
+		prompt := promptBefore(convs[t.ConversationID], t.Seq, system)
+		if len(prompt) == 0 {
+			continue
+		}
+		rate := func(v int) int {
+			return ratings[t.ConversationID][history.VersionKey{MessageID: t.MessageID, Version: v}]
+		}
+		best, worse := judge(versions, rate)
+		key := fmt.Sprintf("%s:%d", t.ConversationID, t.Seq)
+		switch {
+		case best == nil && len(worse) > 0:
+			out.Unpaired++
+		case best != nil:
+			origin := "thumbs up"
+			if best.Origin == history.OriginEdited {
+				origin = "your correction"
+			}
+			out.Examples = append(out.Examples, Row{Prompt: prompt, Chosen: best.Text, Origin: origin, Key: key})
+			for _, w := range worse {
+				out.Pairs = append(out.Pairs, Row{Prompt: prompt, Chosen: best.Text, Rejected: w.Text, Origin: origin,
+					Key: fmt.Sprintf("%s:%d>%d", key, best.Version, w.Version)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// judge picks an answer's best version (the newest correction not
+// disliked, else the newest liked one) and the versions worse than it:
+// those disliked, and generated ones a correction replaced that the user
+// did not like.
+func judge(versions []history.Message, rate func(version int) int) (best *history.Message, worse []history.Message) {
+	usable := func(v history.Message) bool {
+		return strings.TrimSpace(v.Text) != "" && v.State != history.Streaming && v.State != history.Failed
+	}
+	lastEdit := 0
+	for i := range versions {
+		v := &versions[i]
+		if !usable(*v) {
+			continue
+		}
+		if v.Origin == history.OriginEdited && rate(v.Version) >= 0 {
+			best, lastEdit = v, v.Version
+		}
+	}
+	if best == nil {
+		for i := range versions {
+			if v := &versions[i]; usable(*v) && rate(v.Version) > 0 {
+				best = v
+			}
+		}
+	}
+	for _, v := range versions {
+		if !usable(v) || (best != nil && v.Version == best.Version) {
+			continue
+		}
+		r := rate(v.Version)
+		replaced := v.Origin != history.OriginEdited && v.Version < lastEdit && r <= 0
+		if (r < 0 || replaced) && (best == nil || strings.TrimSpace(v.Text) != strings.TrimSpace(best.Text)) {
+			worse = append(worse, v)
+		}
+	}
+	return best, worse
+}
+
+// promptBefore is the conversation before turn seq, as the model saw it:
+// answers that said nothing left out, at most maxContext messages, the
+// first of them the user's.
+func promptBefore(ms []history.Message, seq int, system string) []Turn {
+	var turns []Turn
+	for _, m := range ms {
+		if m.Seq >= seq {
+			break
+		}
+		if m.Role != "user" && m.Role != "assistant" {
+			continue
+		}
+		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
+			continue
+		}
+		turns = append(turns, Turn{Role: m.Role, Text: m.Text, Media: m.Attachments})
+	}
+	if len(turns) > maxContext {
+		turns = turns[len(turns)-maxContext:]
+	}
+	for len(turns) > 0 && turns[0].Role != "user" {
+		turns = turns[1:]
+	}
+	if len(turns) == 0 || turns[len(turns)-1].Role != "user" {
+		return nil // an answer must follow a user turn
+	}
+	if system != "" {
+		turns = append([]Turn{{Role: "system", Text: system}}, turns...)
+	}
+	return turns
+}

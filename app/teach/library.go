@@ -1,0 +1,291 @@
+package teach
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"perch/app/history"
+	"perch/engine/lora"
+	"perch/ui"
+)
+
+// The adapter library: each adapter's files live in Dir/adapters/<id>/
+// (mlx-lm's two files), its facts in the history database.
+
+func (s *Service) locate(id string) (dir, name string, err error) {
+	if s.o.Locate == nil {
+		return "", id, nil
+	}
+	return s.o.Locate(id)
+}
+
+// Adapters implements ui.Adapters.
+func (s *Service) Adapters() ([]ui.AdapterInfo, error) {
+	as, err := s.o.Store.Adapters()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.AdapterInfo, len(as))
+	for i, a := range as {
+		out[i] = ui.AdapterInfo{ID: a.ID, Name: a.Name, Base: a.Base, BaseName: a.BaseName, Method: ui.TrainMethod(a.Method),
+			Created: a.Created, Steps: a.Steps, BestVal: a.BestVal, BestStep: a.BestStep, Size: dirSize(a.Dir), Rank: a.Rank}
+	}
+	return out, nil
+}
+
+// AdapterDir is where adapter id's files are ("" when unknown).
+func (s *Service) AdapterDir(id string) string {
+	a, err := s.o.Store.AdapterByID(id)
+	if err != nil {
+		return ""
+	}
+	return a.Dir
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// checkName refuses names the library and the local API cannot use.
+func checkName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("give the adapter a name")
+	case strings.Contains(name, "+"):
+		return errors.New("an adapter's name cannot contain \"+\" (the local API writes models as base+adapter)")
+	case utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "/\\\x00\n"):
+		return errors.New("an adapter's name is up to 64 characters, without slashes")
+	}
+	return nil
+}
+
+// uniqueName is name, or name-2, name-3… when another adapter of base has it.
+func (s *Service) uniqueName(name, base, except string) (string, error) {
+	as, err := s.o.Store.Adapters()
+	if err != nil {
+		return "", err
+	}
+	taken := map[string]bool{}
+	for _, a := range as {
+		if a.Base == base && a.ID != except {
+			taken[strings.ToLower(a.Name)] = true
+		}
+	}
+	out := name
+	for i := 2; taken[strings.ToLower(out)]; i++ {
+		out = fmt.Sprintf("%s-%d", name, i)
+	}
+	return out, nil
+}
+
+// RenameAdapter implements ui.Adapters.
+func (s *Service) RenameAdapter(id, name string) error {
+	name = strings.TrimSpace(name)
+	if err := checkName(name); err != nil {
+		return err
+	}
+	a, err := s.o.Store.AdapterByID(id)
+	if err != nil {
+		return err
+	}
+	if u, err := s.uniqueName(name, a.Base, id); err != nil {
+		return err
+	} else if u != name {
+		return fmt.Errorf("another adapter for %s is called %s", a.BaseName, name)
+	}
+	return s.o.Store.RenameAdapter(id, name)
+}
+
+// DeleteAdapter implements ui.Adapters.
+func (s *Service) DeleteAdapter(id string) error {
+	a, err := s.o.Store.AdapterByID(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	busy := s.active != nil && s.active.rec.AdapterID == id
+	s.mu.Unlock()
+	if busy {
+		return errors.New("a run is training this adapter: stop it first")
+	}
+	if err := s.o.Store.DeleteAdapter(id); err != nil {
+		return err
+	}
+	return s.removeAll(a.Dir)
+}
+
+// ExportAdapter implements ui.Adapters: an mlx-lm adapter folder named
+// after the adapter, inside dir.
+func (s *Service) ExportAdapter(id, dir string) (string, error) {
+	a, err := s.o.Store.AdapterByID(id)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, a.Name)
+	for i := 2; ; i++ {
+		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		out = filepath.Join(dir, fmt.Sprintf("%s-%d", a.Name, i))
+	}
+	if err := copyAdapter(a.Dir, out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// ImportAdapter implements ui.Adapters: the folder is checked as the
+// engine will load it, then copied into the library.
+func (s *Service) ImportAdapter(dir string) (ui.AdapterInfo, error) {
+	ad, err := lora.Load(dir)
+	if err != nil {
+		return ui.AdapterInfo{}, fmt.Errorf("not an adapter Perch can use: %w", err)
+	}
+	base, baseName := s.baseOf(ad.Config)
+	if base == "" {
+		return ui.AdapterInfo{}, errors.New("its adapter_config.json names no model Perch has (\"model\"): download the model it was trained for first")
+	}
+	name := strings.TrimSpace(filepath.Base(filepath.Clean(dir)))
+	name = strings.NewReplacer("+", "-").Replace(name)
+	if checkName(name) != nil {
+		name = "imported"
+	}
+	if name, err = s.uniqueName(name, base, ""); err != nil {
+		return ui.AdapterInfo{}, err
+	}
+	rec := history.Adapter{ID: newAdapterID(), Name: name, Base: base, BaseName: baseName, Rank: ad.Config.LoRA.Rank, BestVal: math.NaN()}
+	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
+	if err := copyAdapter(dir, rec.Dir); err != nil {
+		return ui.AdapterInfo{}, err
+	}
+	if err := s.o.Store.PutAdapter(&rec); err != nil {
+		s.removeAll(rec.Dir)
+		return ui.AdapterInfo{}, err
+	}
+	return ui.AdapterInfo{ID: rec.ID, Name: rec.Name, Base: base, BaseName: baseName, Created: rec.Created,
+		BestVal: math.NaN(), Size: dirSize(rec.Dir), Rank: rec.Rank}, nil
+}
+
+// baseOf matches the "model" an mlx-lm config names with a model here:
+// its id, its folder, or the last part of either.
+func (s *Service) baseOf(cfg lora.Config) (id, name string) {
+	var model string
+	json.Unmarshal(cfg.Extra["model"], &model)
+	if model == "" {
+		return "", ""
+	}
+	bases, _ := s.Bases()
+	last := func(p string) string { return strings.ToLower(filepath.Base(strings.TrimRight(p, "/"))) }
+	for _, b := range bases {
+		dir, _, _ := s.locate(b.ID)
+		if b.ID == model || (dir != "" && dir == model) || last(b.ID) == last(model) {
+			return b.ID, b.Name
+		}
+	}
+	return "", ""
+}
+
+func newAdapterID() string { return "ad-" + newRunID()[4:] }
+
+// keepAdapter copies a finished run's adapter into the library (replacing
+// the run's earlier one when it was resumed) and records it.
+func (s *Service) keepAdapter(run history.TrainRun, from string) (string, error) {
+	ad, err := lora.Load(from)
+	if err != nil {
+		return "", err
+	}
+	rec := history.Adapter{ID: run.AdapterID, Base: run.Base, BaseName: run.BaseName, Method: run.Method,
+		Rank: ad.Config.LoRA.Rank, Steps: run.Step, BestVal: run.BestVal, BestStep: run.BestStep, RunID: run.ID}
+	if rec.ID == "" {
+		rec.ID = newAdapterID()
+		if rec.Name, err = s.uniqueName(run.Name, run.Base, ""); err != nil {
+			return "", err
+		}
+	} else if old, err := s.o.Store.AdapterByID(rec.ID); err == nil {
+		rec.Name, rec.Created = old.Name, old.Created
+	} else {
+		rec.Name = run.Name
+	}
+	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
+	if err := copyAdapter(from, rec.Dir); err != nil {
+		return "", err
+	}
+	return rec.ID, s.o.Store.PutAdapter(&rec)
+}
+
+// copyAdapter copies mlx-lm's two files from src into dst through a
+// temporary folder renamed into place, so dst is whole or as it was.
+func copyAdapter(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
+		if err := copyFile(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
+			return fmt.Errorf("copy the adapter: %w", err)
+		}
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	old := dst + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dst); err == nil {
+		if err := os.Rename(dst, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Rename(old, dst)
+		return err
+	}
+	os.RemoveAll(old)
+	return syncDir(filepath.Dir(dst))
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
