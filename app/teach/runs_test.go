@@ -122,7 +122,7 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 	plan := defaultPlan()
 	plan.Steps = 30
 	rec := history.TrainRun{ID: "run-x", Name: "my-style", Base: "tiny", BaseName: "Tiny Gemma", Method: "dpo",
-		Plan: `{"Base":"tiny","Name":"my-style","Method":"dpo","Steps":30,"Rank":8,"BatchSize":1,"MaxSeqLen":512,"LearningRate":1e-5,"LoRAPlusRatio":16,"Source":{"Feedback":true}}`,
+		Plan:  `{"Base":"tiny","Name":"my-style","Method":"dpo","Steps":30,"Rank":8,"BatchSize":1,"MaxSeqLen":512,"LearningRate":1e-5,"LoRAPlusRatio":16,"Source":{"Feedback":true}}`,
 		State: history.RunTraining, Step: 13, Steps: 30, BestVal: math.NaN()}
 	rec.Dir = f.svc.runDir(rec.ID)
 	f.store.CreateRun(&rec)
