@@ -1,15 +1,13 @@
 package teach
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"perch/app/hub"
+	"perch/engine/gemma4"
 	"perch/ui"
 )
 
@@ -20,29 +18,15 @@ import (
 // one layer's activations twice over (forward and backward), and the
 // logits with their gradient.
 
-// textGeometry is what the training terms read from config.json.
+// textGeometry is what the training terms read from the model's config.
 type textGeometry struct {
-	Hidden       int `json:"hidden_size"`
-	Intermediate int `json:"intermediate_size"`
-	Layers       int `json:"num_hidden_layers"`
-	Heads        int `json:"num_attention_heads"`
-	KVHeads      int `json:"num_key_value_heads"`
-	HeadDim      int `json:"head_dim"`
-	Vocab        int `json:"vocab_size"`
+	Hidden, Intermediate, Layers, Heads, KVHeads, HeadDim, Vocab int
 }
 
-func readGeometry(config []byte) (textGeometry, error) {
-	var top struct {
-		Text *textGeometry `json:"text_config"`
-		textGeometry
-	}
-	if err := json.Unmarshal(config, &top); err != nil {
-		return textGeometry{}, fmt.Errorf("config.json: %v", err)
-	}
-	g := top.textGeometry
-	if top.Text != nil {
-		g = *top.Text
-	}
+func geometryOf(d *gemma4.Description) (textGeometry, error) {
+	t := d.Cfg.Text
+	g := textGeometry{Hidden: t.HiddenSize, Intermediate: t.IntermediateSize, Layers: t.NumHiddenLayers,
+		Heads: t.NumAttentionHeads, KVHeads: t.NumKeyValueHeads, HeadDim: max(t.HeadDim, t.GlobalHeadDim), Vocab: t.VocabSize}
 	if g.Hidden <= 0 || g.Layers <= 0 || g.Heads <= 0 || g.HeadDim <= 0 || g.Vocab <= 0 || g.Intermediate <= 0 {
 		return g, errors.New("config.json lacks the text model's sizes")
 	}
@@ -127,15 +111,11 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 		longest, total = max(longest, n), total+n
 	}
 	t := min(longest, p.MaxSeqLen)
-	config, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	desc, err := gemma4.DescribeDir(dir)
 	if err != nil {
 		return e, fmt.Errorf("%s: %w", name, err)
 	}
-	g, err := readGeometry(config)
-	if err != nil {
-		return e, err
-	}
-	w, err := hub.LocalWeights(dir)
+	g, err := geometryOf(desc)
 	if err != nil {
 		return e, err
 	}
@@ -144,10 +124,7 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 		return e, err
 	}
 	need := func(t int) (int64, error) {
-		inf, err := hub.EstimateMemory(config, w, max(t, 256), b)
-		if err != nil {
-			return 0, err
-		}
+		inf := hub.EstimateMemory(desc, "", max(t, 256), b)
 		return inf.Total + int64(g.trainingBytes(p.Rank, t)), nil
 	}
 	if e.Memory, err = need(t); err != nil {
