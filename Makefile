@@ -41,12 +41,15 @@ bench: deps tokenizer-cache
 	$(GO) test -run '^$$' -bench . -benchtime 3x $$($(GO) list ./... | grep -v '/engine$$')
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
 
-# Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`).
+# Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`); minimizing a
+# new input is capped at FUZZMINIMIZETIME (Go's default, 60s, let slow targets spend their
+# whole run minimizing).
 FUZZTIME ?= 60s
+FUZZMINIMIZETIME ?= 3s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
 	  done; \
 	done
 

@@ -22,7 +22,8 @@ type guiFlags struct {
 	ask         string   // message sent once the window is up
 	screenshots string   // folder: capture the windows, then quit
 	timeout     time.Duration
-	readyProbe  bool // print "perch: ready" once the window is interactive
+	readyProbe  bool    // print "perch: ready" once the window is interactive
+	seed        *uint64 // sample every answer with this seed (reproducible scripted runs)
 }
 
 type listFlag []string
@@ -41,9 +42,15 @@ func runGUI(args []string) int {
 	fs.StringVar(&f.screenshots, "screenshots", "", "write PNG screenshots of the windows to this folder, then quit")
 	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "with -screenshots: give up (exit 1) after this long")
 	fs.BoolVar(&f.readyProbe, "ready-probe", false, "print a line once the window is interactive (for benchmarks)")
+	seed := fs.Uint64("seed", 0, "sample every answer with this seed, so a scripted run is reproducible")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "seed" {
+			f.seed = seed
+		}
+	})
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "perch: unexpected arguments %q\n", fs.Args())
 		return 2

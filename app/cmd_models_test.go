@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -117,5 +118,19 @@ func TestServeRefusesOpenLANWithoutKey(t *testing.T) {
 	code := runServe([]string{"--addr", "0.0.0.0:0", "--api-key", ""}, &bytes.Buffer{}, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "API key") {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	// A *.localhost name that resolves to the LAN (a hosts-file entry, here
+	// an injected resolver) is refused before the model loads.
+	f, err := parseServe([]string{"--addr", "lan.localhost:0", "--model", "no-such-model-folder"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.apiKey = ""
+	f.lookup = func(context.Context, string) ([]string, error) { return []string{"192.168.7.7"}, nil }
+	if s, err := startServe(f, &errb); err == nil || !strings.Contains(err.Error(), "API key") || !strings.Contains(err.Error(), "192.168.7.7") {
+		if s != nil {
+			s.close()
+		}
+		t.Fatalf("lan.localhost resolving to 192.168.7.7: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ type serveFlags struct {
 	queue, contextLen            int
 	force, quiet                 bool
 	origins                      stringList
+	lookup                       server.Lookup // resolves --addr's name (nil: the system's)
 }
 
 type stringList []string
@@ -84,8 +85,8 @@ func (s *serving) close() {
 // startServe checks the address, finds the model, checks that it fits,
 // loads it and starts the server.
 func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
-	if err := server.CheckListenAddr(f.addr, f.apiKey); err != nil {
-		return nil, err
+	if _, err := server.ListenAddr(f.addr, f.apiKey, f.lookup); err != nil {
+		return nil, err // before the model loads, and before anything listens
 	}
 	dir, err := resolveModel(f.model)
 	if err != nil {
@@ -118,7 +119,7 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 		logf = log.New(stderr, "perch serve: ", log.LstdFlags).Printf
 	}
 	srv := server.New(server.Options{
-		Engine: e, APIKey: f.apiKey, AllowedOrigins: f.origins, Logf: logf,
+		Engine: e, APIKey: f.apiKey, AllowedOrigins: f.origins, Logf: logf, Lookup: f.lookup,
 		Model: server.ModelInfo{ID: id, Created: time.Now(), Vision: info.Vision, Audio: info.Audio,
 			Video: info.Video, ContextLength: info.ContextLength},
 	})

@@ -84,6 +84,7 @@ func startGUI(f guiFlags) int {
 	g.api = newLocalAPI(g.rt)
 	defer g.api.Close()
 	svc := chat.New(store, g.rt, chat.MediaProbe{Video: chat.VideoFrame, Pictures: pictures}, g.settings.Load)
+	svc.Seed = f.seed
 	g.ui = ui.New(a, ui.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,

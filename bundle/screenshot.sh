@@ -13,7 +13,7 @@ trap 'rm -rf "$home"' EXIT
 rm -rf "$out" && mkdir -p "$out" "$home/.config" "$home/.cache"
 HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_CACHE_HOME="$home/.cache" XDG_DATA_HOME="$home/.local" FYNE_THEME=light \
   timeout 300 sh bundle/xvfb-run.sh "$bin" gui -data-dir "$home/data" -model "$PWD/$model" -screenshots "$out" -timeout 240s \
-  -attach assets/icon-256.png -ask "What bird is this?" \
+  -attach assets/icon-256.png -ask "What bird is this?" -seed "${SCREENSHOT_SEED:-1}" \
   > "$home/app.log"
 rc=$?
 grep -v -e '^$' "$home/app.log"

@@ -173,6 +173,9 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 		gen, err = s.models.Acquire(ctx, status)
 	}
 	if err == nil {
+		if s.Seed != nil {
+			req.Sampling.Seed = s.Seed
+		}
 		var events <-chan engine.Event
 		events, err = gen.Generate(ctx, req)
 		if err == nil {

@@ -38,6 +38,9 @@ type Service struct {
 	SaveEvery time.Duration
 	// Choice is the app's adapter choice (nil: no adapters).
 	Choice AdapterChoice
+	// Seed, when set, seeds every answer's sampling (scripted runs such as
+	// make screenshot are reproducible).
+	Seed *uint64
 }
 
 // New returns a service. settings is read at each send.

@@ -72,7 +72,23 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "server_error", "model", "model_not_loaded", "no model is loaded")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	// Limits before work: a full set of requests being prepared answers
+	// busy before this one's body is read.
+	select {
+	case s.preparing <- struct{}{}:
+	default:
+		s.busy(w)
+		return
+	}
+	prepared := false
+	done := func() {
+		if !prepared {
+			prepared = true
+			<-s.preparing
+		}
+	}
+	defer done()
+	body, err := readBody(r, s.opts.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -98,11 +114,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	events, err := gen.Generate(r.Context(), call.req)
+	done()
 	switch {
 	case errors.Is(err, engine.ErrBusy):
-		w.Header().Set("Retry-After", itoa(max(1, int(s.opts.RetryAfter/time.Second))))
-		writeError(w, http.StatusTooManyRequests, "requests", "", "rate_limit_exceeded",
-			"the model is busy: its request queue is full; retry shortly")
+		s.busy(w)
 		return
 	case errors.Is(err, engine.ErrClosed):
 		writeError(w, http.StatusServiceUnavailable, "server_error", "", "model_not_loaded", "the model was unloaded")
@@ -118,6 +133,26 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.complete(w, out, events)
 	}
 	s.logf("chat %s: %s in %v", out.id, out.outcome, time.Since(start).Round(time.Millisecond))
+}
+
+// busy answers 429: the model's queue, or the requests being prepared, are full.
+func (s *Server) busy(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", itoa(max(1, int(s.opts.RetryAfter/time.Second))))
+	writeError(w, http.StatusTooManyRequests, "requests", "", "rate_limit_exceeded",
+		"the model is busy: its request queue is full; retry shortly")
+}
+
+// readBody reads the whole body into one buffer of its declared size
+// (no doubling copies for a large one); the body limit still applies.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 func (s *Server) badRequest(w http.ResponseWriter, err error) {

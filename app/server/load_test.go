@@ -37,7 +37,7 @@ func TestLoad64StreamsQueue8(t *testing.T) {
 	f.tagTokens = true
 	f.stepDelay = 5 * time.Millisecond
 	release := f.hold()
-	s := New(Options{Engine: f, Model: testModel})
+	s := New(Options{Engine: f, Model: testModel, Preparing: 64}) // the queue's limit is under test, not the intake's
 	var serverMu sync.Mutex
 	var serverBusy []time.Duration // handler time of each 429, measured in the server
 	h := s.Handler()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"perch/engine"
 )
@@ -104,12 +105,10 @@ func badParam(param, format string, a ...any) error {
 // engine request. maxMedia caps one inline (base64) media item.
 func parseChatRequest(body []byte, maxMedia int64) (*chatCall, error) {
 	var cr chatRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&cr); err != nil {
+	// Unmarshal, not a Decoder: no second buffered copy of a large body
+	// (it refuses a second JSON value after the first as well).
+	if err := json.Unmarshal(body, &cr); err != nil {
 		return nil, badParam("", "the body is not a valid chat completion request: %v", err)
-	}
-	if dec.More() {
-		return nil, badParam("", "the body holds more than one JSON value")
 	}
 	c := &chatCall{stream: cr.Stream, model: cr.Model}
 	if cr.StreamOptions != nil {
@@ -261,8 +260,8 @@ func (c *chatCall) readMessage(i int, m chatMessage, maxMedia int64) (engine.Mes
 		}
 		return msg, nil
 	case raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, err := jsonString(raw)
+		if err != nil {
 			return msg, badParam(param+".content", "content: %v", err)
 		}
 		msg.Content = []engine.Part{{Type: engine.PartText, Text: s}}
@@ -325,6 +324,18 @@ func readPart(param string, p contentPart, maxMedia int64) (engine.Part, string,
 		return engine.Part{Type: engine.PartAudio, Data: data, Name: "input_audio." + truncate(p.InputAudio.Format, 10)}, "", nil
 	}
 	return engine.Part{}, "", badParam(param+".type", "content part type %q is not supported (use text, image_url, input_audio, audio_url or video_url)", truncate(p.Type, 40))
+}
+
+// jsonString decodes a JSON string the body's parse has already checked;
+// one without escapes (most text, and all of a long pasted document's bulk)
+// is taken as is rather than scanned and unescaped again.
+func jsonString(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // partURL reads {"url": "..."} or a bare string.

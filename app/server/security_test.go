@@ -91,6 +91,10 @@ func TestAPIKey(t *testing.T) {
 		{"/v1/models", "s3cret", 401},
 		{"/v1/models?api_key=s3cret", "", 401},
 		{"/v1/models", "Bearer s3cret", 200},
+		{"/v1/models", "bearer s3cret", 200}, // the scheme is case-insensitive
+		{"/v1/models", "BEARER  s3cret ", 200},
+		{"/v1/models", "Basic s3cret", 401},
+		{"/v1/models", "Bearers3cret", 401},
 		{"/health", "", 200},
 	} {
 		hdr := map[string]string{}
@@ -127,6 +131,57 @@ func TestListenAddrPolicy(t *testing.T) {
 		if err := CheckListenAddr(c.addr, c.key); (err == nil) != c.ok {
 			t.Errorf("CheckListenAddr(%q, %q) = %v", c.addr, c.key, err)
 		}
+	}
+}
+
+// TestListenAddrJudgesWhatANameResolvesTo: a *.localhost name is loopback
+// only if it resolves there (the resolver is injected, as /etc/hosts or DNS
+// would answer); refused without a key before anything listens, and
+// otherwise the server listens on the loopback address that was checked.
+func TestListenAddrJudgesWhatANameResolvesTo(t *testing.T) {
+	lookup := func(ctx context.Context, host string) ([]string, error) {
+		switch host {
+		case "lan.localhost":
+			return []string{"192.168.1.20"}, nil
+		case "mixed.localhost":
+			return []string{"127.0.0.1", "10.0.0.7"}, nil
+		case "local.localhost":
+			return []string{"::1", "127.0.0.1"}, nil
+		}
+		return nil, fmt.Errorf("no such host %s", host)
+	}
+	for _, c := range []struct {
+		addr, key, want string // want "" = refused
+	}{
+		{"lan.localhost:0", "", ""},
+		{"mixed.localhost:0", "", ""},
+		{"nowhere.localhost:0", "", ""},
+		{"local.localhost:0", "", "127.0.0.1:0"},
+		{"lan.localhost:0", "k", "lan.localhost:0"},
+		{"127.0.0.1:0", "", "127.0.0.1:0"},
+	} {
+		got, err := ListenAddr(c.addr, c.key, lookup)
+		if (err == nil) != (c.want != "") || got != c.want {
+			t.Errorf("ListenAddr(%q, %q) = %q, %v; want %q", c.addr, c.key, got, err, c.want)
+		}
+	}
+	s := New(Options{Engine: newFakeEngine(1, "x"), Model: testModel, Lookup: lookup})
+	if addr, err := s.Start("lan.localhost:0"); err == nil || !strings.Contains(err.Error(), "192.168.1.20") {
+		t.Fatalf("Start on a name resolving beyond loopback: %v, %v", addr, err)
+	}
+	s.srvMu.Lock()
+	listening := s.srv != nil
+	s.srvMu.Unlock()
+	if listening {
+		t.Fatal("the refused server is serving")
+	}
+	addr, err := s.Start("local.localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if ip := addr.(*net.TCPAddr).IP; !ip.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Fatalf("listening on %v, want the checked 127.0.0.1", addr)
 	}
 }
 

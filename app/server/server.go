@@ -53,6 +53,12 @@ type Options struct {
 	RetryAfter time.Duration
 	// Logf logs one line per request outcome; nil is quiet.
 	Logf func(format string, args ...any)
+	// Lookup resolves the listen address's host name (nil: the system's).
+	Lookup Lookup
+	// Preparing bounds the chat requests between arrival and the engine's
+	// queue (body read, media fetched, prompt prepared); one more is
+	// answered 429 at once, before its body is read (default 2).
+	Preparing int
 }
 
 // DefaultMaxBody caps request bodies (inline media included).
@@ -74,6 +80,8 @@ type Server struct {
 
 	srvMu sync.Mutex
 	srv   *http.Server
+
+	preparing chan struct{} // a slot per chat request not yet queued
 }
 
 // New returns a Server; it does not listen until Serve or Start.
@@ -84,7 +92,11 @@ func New(opts Options) *Server {
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = time.Second
 	}
-	s := &Server{opts: opts, fetcher: opts.Fetcher, gen: opts.Engine, model: opts.Model}
+	if opts.Preparing <= 0 {
+		opts.Preparing = 2
+	}
+	s := &Server{opts: opts, fetcher: opts.Fetcher, gen: opts.Engine, model: opts.Model,
+		preparing: make(chan struct{}, opts.Preparing)}
 	if s.fetcher == nil {
 		s.fetcher = fetch.New(fetch.Options{})
 	}
@@ -153,9 +165,12 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
+// authorized checks "Authorization: Bearer KEY"; the scheme is
+// case-insensitive (RFC 9110 §11.1), so "bearer KEY" counts too.
 func (s *Server) authorized(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.APIKey)) == 1
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.APIKey)) == 1
 }
 
 // hostAllowed accepts loopback names and addresses, the configured extra
@@ -216,25 +231,69 @@ func (s *Server) originAllowed(origin string) bool {
 	return isLoopbackName(strings.ToLower(u.Hostname()))
 }
 
-// CheckListenAddr refuses to serve beyond loopback without an API key.
-func CheckListenAddr(addr, apiKey string) error {
-	host, _, err := net.SplitHostPort(addr)
+// Lookup resolves a host name to its addresses, as
+// net.DefaultResolver.LookupHost does (tests inject their own).
+type Lookup func(ctx context.Context, host string) ([]string, error)
+
+// ListenAddr says where addr would listen and refuses anything beyond
+// loopback without an API key. A name is judged by what it resolves to,
+// not by its spelling (lan.localhost may resolve anywhere through
+// /etc/hosts or DNS). It returns the address to listen on: without a key
+// the host resolved to the loopback IP literal that was checked, so the
+// listener cannot land elsewhere. lookup nil is the system resolver.
+func ListenAddr(addr, apiKey string, lookup Lookup) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("listen address %q: %v (want host:port, e.g. %s)", addr, err, DefaultAddr)
+		return "", fmt.Errorf("listen address %q: %v (want host:port, e.g. %s)", addr, err, DefaultAddr)
 	}
-	if isLoopbackName(strings.ToLower(host)) || apiKey != "" {
-		return nil
+	if apiKey != "" {
+		return addr, nil
 	}
-	return fmt.Errorf("listening on %q reaches beyond this machine; set an API key (--api-key or PERCH_API_KEY) first", addr)
+	beyond := fmt.Errorf("listening on %q reaches beyond this machine; set an API key (--api-key or PERCH_API_KEY) first", addr)
+	if host == "" {
+		return "", beyond // every interface
+	}
+	ips := []string{strings.Trim(host, "[]")}
+	if net.ParseIP(ips[0]) == nil {
+		if lookup == nil {
+			lookup = net.DefaultResolver.LookupHost
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if ips, err = lookup(ctx, host); err != nil || len(ips) == 0 {
+			return "", fmt.Errorf("listen address %q: the name does not resolve (%v)", addr, err)
+		}
+	}
+	pick := ""
+	for _, a := range ips {
+		ip := net.ParseIP(a)
+		if ip == nil || !ip.IsLoopback() {
+			if net.ParseIP(host) == nil {
+				return "", fmt.Errorf("%w (%s resolves to %s)", beyond, host, a)
+			}
+			return "", beyond
+		}
+		if pick == "" || (ip.To4() != nil && net.ParseIP(pick).To4() == nil) {
+			pick = a // IPv4 first, as net.Listen would
+		}
+	}
+	return net.JoinHostPort(pick, port), nil
 }
 
-// Start listens on addr (see CheckListenAddr) and serves in the
-// background; it returns the bound address (useful with port 0).
+// CheckListenAddr is ListenAddr with the system resolver, for its verdict.
+func CheckListenAddr(addr, apiKey string) error {
+	_, err := ListenAddr(addr, apiKey, nil)
+	return err
+}
+
+// Start listens on addr (see ListenAddr, with Options.Lookup) and serves in
+// the background; it returns the bound address (useful with port 0).
 func (s *Server) Start(addr string) (net.Addr, error) {
-	if err := CheckListenAddr(addr, s.opts.APIKey); err != nil {
+	at, err := ListenAddr(addr, s.opts.APIKey, s.opts.Lookup)
+	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", at)
 	if err != nil {
 		return nil, err
 	}

@@ -158,11 +158,13 @@ func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, 
 	if b := m.Bounds(); b.Dx() != info.Width || b.Dy() != info.Height {
 		return nil, info, fmt.Errorf("decoding %s: header says %dx%d, pixels are %dx%d", info.Format, info.Width, info.Height, b.Dx(), b.Dy())
 	}
-	if info.Format == sniff.JPEG && info.Orientation == 1 {
+	if info.Orientation == 1 && m.Bounds().Min == (image.Point{}) {
 		switch m := m.(type) {
 		case *image.YCbCr:
-			return &Source{w: info.Width, h: info.Height, ycc: m}, info, nil
-		case *image.Gray:
+			if info.Format == sniff.JPEG {
+				return &Source{w: info.Width, h: info.Height, ycc: m}, info, nil
+			}
+		case *image.Gray: // any format: 1 byte a pixel until a row is read
 			return &Source{w: info.Width, h: info.Height, gray: m}, info, nil
 		}
 	}

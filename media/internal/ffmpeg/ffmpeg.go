@@ -59,7 +59,8 @@ func NewInput(data []byte) (*Input, error) {
 	if _, ok := demuxers[t.Format]; !ok {
 		return nil, fmt.Errorf("%s files are not read through ffmpeg", t.Format)
 	}
-	dir, err := os.MkdirTemp("", "perch-media-")
+	sweepOnce.Do(sweepStale)
+	dir, err := os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, err
 	}
