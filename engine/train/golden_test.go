@@ -27,16 +27,16 @@ var loraDir = filepath.Join(testdata, "goldens", "lora-tiny")
 
 type backendCase struct {
 	name string
-	make func(t *testing.T) tensor.Backend
+	make func(t testing.TB) tensor.Backend
 }
 
 func goldenBackends() []backendCase {
 	cs := []backendCase{
-		{"go-plain", func(*testing.T) tensor.Backend { return gocpu.New(gocpu.Options{Plain: true}) }},
-		{"go", func(*testing.T) tensor.Backend { return gocpu.New(gocpu.Options{}) }},
+		{"go-plain", func(testing.TB) tensor.Backend { return gocpu.New(gocpu.Options{Plain: true}) }},
+		{"go", func(testing.TB) tensor.Backend { return gocpu.New(gocpu.Options{}) }},
 	}
 	if mlx.Available() == nil {
-		cs = append(cs, backendCase{"mlx", func(t *testing.T) tensor.Backend {
+		cs = append(cs, backendCase{"mlx", func(t testing.TB) tensor.Backend {
 			runtime.LockOSThread()
 			b, err := mlx.New()
 			if err != nil {

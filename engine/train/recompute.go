@@ -25,6 +25,8 @@ type seq struct {
 	ids  []int32
 	a, e int
 	n    int // the sequence's number in its step (dropout masks)
+	row   *Row            // the row it comes from (its media)
+	feats []tensor.Tensor // the row's tower features (frozen), nil without media
 
 	pre    gemma4.Prelude
 	hs     []tensor.Tensor    // recompute: the input of each layer
@@ -41,14 +43,18 @@ type seq struct {
 
 func (s *seq) tokens() int { return s.e - s.a }
 
-// inputs is the sequence's model input.
-func (t *Trainer) inputs(s *seq) gemma4.Inputs {
-	return gemma4.Inputs{IDs: t.b.FromInt32(s.ids, []int{1, len(s.ids)})}
+// inputs is the sequence's model input: its ids, or with media the text
+// embeddings with the towers' features spliced in (Row.Inputs).
+func (t *Trainer) inputs(s *seq) (gemma4.Inputs, error) {
+	if s.row == nil || len(s.row.Media) == 0 {
+		return gemma4.Inputs{IDs: t.b.FromInt32(s.ids, []int{1, len(s.ids)})}, nil
+	}
+	return s.row.Inputs(t.b, t.text, s.ids, s.feats, int32(t.text.Cfg.PadTokenID))
 }
 
 // forward runs the policy (base + adapter) over s. keep saves what the
 // backward needs; without it only hN is left (evaluation, references).
-func (t *Trainer) forward(s *seq, text *gemma4.Text, keep bool) {
+func (t *Trainer) forward(s *seq, text *gemma4.Text, keep bool) error {
 	b := t.b
 	NL := len(text.Layers)
 	if keep && t.opts.NoRecompute {
@@ -56,7 +62,11 @@ func (t *Trainer) forward(s *seq, text *gemma4.Text, keep bool) {
 		s.params = t.params(s.tape, nil)
 		text = text.WithBackend(s.tape, t.tapeAdapter(s.params, nil))
 	}
-	s.pre = text.Begin(t.inputs(s))
+	in, err := t.inputs(s)
+	if err != nil {
+		return err
+	}
+	s.pre = text.Begin(in)
 	if keep && !t.opts.NoRecompute {
 		s.hs = make([]tensor.Tensor, NL)
 		s.kv = make([][2]tensor.Tensor, NL)
@@ -90,6 +100,7 @@ func (t *Trainer) forward(s *seq, text *gemma4.Text, keep bool) {
 	}
 	s.hN = h
 	t.clearDropout()
+	return b.Err()
 }
 
 // backward sends c·dh back through the layers, adding the leaves'
@@ -253,6 +264,7 @@ func (t *Trainer) sweep(extra ...tensor.Tensor) {
 	}
 	for _, s := range t.group {
 		keep = append(keep, s.pre.H, s.pre.PLE, s.hN, s.dh)
+		keep = append(keep, s.feats...)
 		for _, m := range s.pre.Masks {
 			keep = append(keep, m.Array)
 		}

@@ -32,6 +32,11 @@ type Trainer struct {
 	donorUsed []bool  // layer i's keys/values are read by a KV-shared layer
 	tape      *autodiff.Tape
 
+	// leafMark precedes the current leaves: a run sweeps back to it, and
+	// an update frees the replaced leaves with it (a lazy backend frees
+	// only what was made since a mark).
+	leafMark uint64
+
 	// During a run.
 	mark      uint64
 	group     []*seq
@@ -51,11 +56,12 @@ func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Option
 	if ad.Config.LoRA.Dropout < 0 || ad.Config.LoRA.Dropout >= 1 {
 		return nil, fmt.Errorf("LoRA dropout %v is outside [0, 1)", ad.Config.LoRA.Dropout)
 	}
+	leafMark := b.Mark()
 	bound, err := lora.Bind(b, m.Text, ad)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{b: b, m: m, opts: opts, cfg: ad.Config, bound: bound, tape: autodiff.New(b)}
+	t := &Trainer{b: b, m: m, opts: opts, cfg: ad.Config, bound: bound, tape: autodiff.New(b), leafMark: leafMark}
 	t.text = m.Text.WithBackend(b, bound.Adapter)
 	t.base = m.Text.WithBackend(b, nil)
 	var sizes []int
@@ -90,7 +96,9 @@ func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Option
 }
 
 // Step runs one optimizer step on a batch: the loss and its gradient at
-// the current leaves, the global-norm clip, AdamW with LoRA+.
+// the current leaves, the global-norm clip, AdamW with LoRA+. On a lazy
+// backend a step (and Evaluate) frees the unpinned tensors made since the
+// previous one: pin what must outlive it.
 func (t *Trainer) Step(rows []Row) (StepMetrics, error) {
 	start := time.Now()
 	m, grads, err := t.run(rows, true)
@@ -139,9 +147,12 @@ func (t *Trainer) Steps() int { return t.steps }
 // Close frees the trainer's leaves on the backend.
 func (t *Trainer) Close() { t.bound.Free() }
 
-// upload replaces the leaves on the backend with the host copies.
+// upload replaces the leaves on the backend with the host copies and frees
+// the old ones.
 func (t *Trainer) upload() error {
 	b := t.b
+	mark := b.Mark()
+	defer func() { b.SweepSince(t.leafMark); t.leafMark = mark }()
 	for i, lo := range t.bound.LoRAs {
 		a := b.FromFloat32(t.host[2*i], lo.A.Shape(), tensor.Float32)
 		bb := b.FromFloat32(t.host[2*i+1], lo.B.Shape(), tensor.Float32)
@@ -173,13 +184,13 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		}
 		for _, s := range g {
 			ntoks += s.tokens()
-			s.n = t.nseq
+			s.n, s.row = t.nseq, &rows[i]
 			t.nseq++
 		}
 		groups[i] = g
 	}
 	b.ResetPeakMemory()
-	t.mark = b.Mark()
+	t.mark = t.leafMark
 	t.tapeBytes = 0
 	t.grads = nil
 	if grads {
@@ -192,16 +203,30 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 	}()
 	for _, g := range groups {
 		t.group = g
+		if len(g[0].row.Media) > 0 {
+			feats, err := g[0].row.Features(b, t.m)
+			if err != nil {
+				return m, nil, err
+			}
+			for _, s := range g {
+				s.feats = feats
+			}
+			t.sweep(feats...)
+		}
 		var refs []float64
 		for _, s := range g {
-			t.forward(s, t.text, grads)
+			if err := t.forward(s, t.text, grads); err != nil {
+				return m, nil, err
+			}
 			if err := t.head(s, t.text, grads); err != nil {
 				return m, nil, err
 			}
 			if t.opts.Method == DPO {
-				ref := &seq{ids: s.ids, a: s.a, e: s.e}
+				ref := &seq{ids: s.ids, a: s.a, e: s.e, row: s.row, feats: s.feats}
 				t.group = append(t.group, ref)
-				t.forward(ref, t.base, false)
+				if err := t.forward(ref, t.base, false); err != nil {
+					return m, nil, err
+				}
 				if err := t.head(ref, t.base, false); err != nil {
 					return m, nil, err
 				}
