@@ -22,9 +22,9 @@ import (
 // seq is one sequence of a batch: ids and the logit positions [a, e) whose
 // next tokens ids[j+1] count.
 type seq struct {
-	ids  []int32
-	a, e int
-	n    int // the sequence's number in its step (dropout masks)
+	ids   []int32
+	a, e  int
+	n     int             // the sequence's number in its step (dropout masks)
 	row   *Row            // the row it comes from (its media)
 	feats []tensor.Tensor // the row's tower features (frozen), nil without media
 
