@@ -114,3 +114,7 @@ func (m *Text) mlp(p *MLP, x tensor.Tensor) tensor.Tensor {
 	b := m.b
 	return m.linear(b.Mul(b.GeluTanh(m.linear(x, p.GateProj)), m.linear(x, p.UpProj)), p.DownProj)
 }
+
+// TextPrefix is where a checkpoint holding the names has keeps the
+// language model ("language_model.model." for mlx-community's layout).
+func TextPrefix(has func(name string) bool) string { return pick(has, textPrefixes, probeText) }
