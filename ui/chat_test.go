@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
@@ -162,7 +163,20 @@ func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
 	}
 }
 
-func TestRegenerateReplacesAnswer(t *testing.T) {
+// versionSwitch returns the ◀ and ▶ buttons under an answer and the "n / m" caption.
+func versionSwitch(t *testing.T, v *messageView) (prev, next *widget.Button, label string) {
+	t.Helper()
+	for _, o := range v.actions.Objects {
+		if c, ok := o.(*fyne.Container); ok && len(c.Objects) == 3 {
+			prev, next = c.Objects[0].(*widget.Button), c.Objects[2].(*widget.Button)
+			label = c.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text).Text
+			return
+		}
+	}
+	return nil, nil, ""
+}
+
+func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	h := newHarness(t,
 		script{deltas: words("First answer.")},
 		script{deltas: words("Second answer.")})
@@ -171,23 +185,34 @@ func TestRegenerateReplacesAnswer(t *testing.T) {
 	mw.Submit()
 	h.loop.until(t, "first answer", func() bool { return !mw.Busy() })
 	first := lastView(h)
+	if p, _, _ := versionSwitch(t, first); p != nil {
+		t.Fatal("a single answer shows ◀ ▶")
+	}
 	test.Tap(first.actions.Objects[1].(*widget.Button)) // regenerate
-	h.loop.until(t, "second answer", func() bool { return !mw.Busy() && lastView(h) != first })
-	if n := len(mw.chat.views); n != 2 {
-		t.Fatalf("%d rows after regenerate, want the question and one answer", n)
+	h.loop.until(t, "second answer", func() bool { return !mw.Busy() && renderedText(lastView(h)) == "Second answer." })
+	if n := len(mw.chat.views); n != 2 || lastView(h) != first || len(mw.chat.list.Objects) != 2 {
+		t.Fatalf("%d rows after regenerate, want the question and the same answer row", n)
 	}
-	if got := renderedText(lastView(h)); got != "Second answer." {
-		t.Fatalf("answer = %q", got)
+	prev, next, label := versionSwitch(t, first)
+	if prev == nil || label != "2 / 2" || prev.Disabled() || !next.Disabled() {
+		t.Fatalf("after regenerate: switch %v %q", prev != nil, label)
 	}
-	if len(mw.chat.list.Objects) != 2 {
-		t.Fatalf("%d widgets in the list", len(mw.chat.list.Objects))
+	test.Tap(prev) // ◀
+	h.loop.drain()
+	prev, next, label = versionSwitch(t, first)
+	if got := renderedText(first); got != "First answer." || label != "1 / 2" || !prev.Disabled() || next.Disabled() {
+		t.Fatalf("after ◀: %q, %q", got, label)
 	}
-	if h.chat.calls[1] != "regenerate:"+first.msg.ID {
+	test.Tap(next) // ▶
+	if got := renderedText(first); got != "Second answer." {
+		t.Fatalf("after ▶: %q", got)
+	}
+	if strings.Join(h.chat.calls[1:], ",") != "regenerate:"+first.msg.ID+",useVersion:1,useVersion:2" {
 		t.Fatalf("calls = %v", h.chat.calls)
 	}
 }
 
-func TestEditAndResend(t *testing.T) {
+func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	h := newHarness(t, script{deltas: words("A1")}, script{deltas: words("A2")})
 	mw := h.ui.Main
 	mw.SetDraft("What is 2+2?")
@@ -195,19 +220,30 @@ func TestEditAndResend(t *testing.T) {
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
 	user := mw.chat.views[0]
 	test.Tap(user.actions.Objects[1].(*widget.Button)) // edit
-	if !user.editing {
-		t.Fatal("edit did not open")
+	if !user.editing || mw.Window.Canvas().Focused() != user.editEntry {
+		t.Fatal("edit did not open with the cursor in it")
 	}
-	e := user.body.Objects[0].(*widget.Entry)
-	e.SetText("What is 3+3?")
-	buttons := user.body.Objects[1].(*fyne.Container)
-	test.Tap(buttons.Objects[2].(*widget.Button)) // Send
+	e := user.editEntry
+	e.SetText("")
+	test.Type(e, "What is 3+3?")
+	e.KeyDown(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Shift+Enter: a new line
+	e.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
+	test.Type(e, "Thanks")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Enter: send
 	h.loop.until(t, "new answer", func() bool { return !mw.Busy() && len(mw.chat.views) == 2 && lastView(h).msg.Text == "A2" })
-	if got := mw.chat.views[0].msg.Text; got != "What is 3+3?" {
+	if got := mw.chat.views[0].msg.Text; got != "What is 3+3?\nThanks" {
 		t.Fatalf("user turn = %q", got)
 	}
-	if h.chat.calls[1] != "edit:What is 3+3?" {
+	if h.chat.calls[1] != "edit:What is 3+3?\nThanks" {
 		t.Fatalf("calls = %v", h.chat.calls)
+	}
+	// Esc leaves the edit box without sending.
+	user = mw.chat.views[0]
+	test.Tap(user.actions.Objects[1].(*widget.Button))
+	user.editEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if user.editing || len(h.chat.calls) != 2 {
+		t.Fatalf("Esc: editing %v, calls %v", user.editing, h.chat.calls)
 	}
 }
 

@@ -29,7 +29,9 @@ type chatView struct {
 	// onChange is called when the conversation list may have changed
 	// (a new conversation, a new title).
 	onChange func(convID string)
-	root     fyne.CanvasObject
+	// onNewChat starts a new chat (offered when a chat outgrew the model).
+	onNewChat func()
+	root      fyne.CanvasObject
 }
 
 func newChatView(e *env, win fyne.Window, placeholder string) *chatView {
@@ -83,6 +85,7 @@ func (v *chatView) show(msgs []Message) {
 	for _, m := range msgs {
 		v.appendView(m)
 	}
+	v.placeMarker()
 	v.list.Refresh()
 	v.updateEmpty()
 	v.scroll.ScrollToBottom()
@@ -106,6 +109,13 @@ func (v *chatView) appendView(m Message) *messageView {
 		copy:       v.env.copy,
 		rate:       rate,
 		correct:    correct,
+		useVersion: v.useVersion,
+		allowTrim:  v.allowTrim,
+		newChat: func() {
+			if v.onNewChat != nil {
+				v.onNewChat()
+			}
+		},
 	})
 	v.views = append(v.views, mv)
 	v.list.Add(mv.root)
@@ -122,6 +132,21 @@ func (v *chatView) truncateFrom(id string) {
 			return
 		}
 	}
+}
+
+// viewOf is the view of message id, and drops the views after it.
+func (v *chatView) viewOf(id string, dropAfter bool) *messageView {
+	for i, mv := range v.views {
+		if mv.msg.ID == id {
+			if dropAfter {
+				v.views = v.views[:i+1]
+				v.list.Objects = v.list.Objects[:i+1]
+				v.list.Refresh()
+			}
+			return mv
+		}
+	}
+	return nil
 }
 
 var errBusy = errors.New("wait for the answer to finish, or stop it")
@@ -157,8 +182,68 @@ func (v *chatView) regenerate(m Message) {
 		v.comp.showNotice(err.Error())
 		return
 	}
-	v.truncateFrom(m.ID)
-	v.start(r, cancel)
+	// The answer streams again in its place; what followed it is gone.
+	mv := v.viewOf(m.ID, true)
+	if mv == nil || r.Assistant.ID != m.ID {
+		v.truncateFrom(m.ID)
+		v.start(r, cancel)
+		return
+	}
+	a := r.Assistant
+	a.State = Streaming
+	mv.update(a)
+	v.placeMarker()
+	v.scroll.ScrollToBottom()
+	follow(v.env, r.Stream, v.track(mv, cancel))
+}
+
+// useVersion shows version n of answer m.
+func (v *chatView) useVersion(m Message, n int) {
+	if v.live != nil {
+		return // the versions change once the answer being written is done
+	}
+	u, err := v.env.chat.UseVersion(v.convID, m.ID, n)
+	if err != nil {
+		v.comp.showNotice("Could not show that version: " + err.Error())
+		return
+	}
+	if mv := v.viewOf(m.ID, false); mv != nil {
+		mv.update(u)
+	}
+	v.placeMarker()
+}
+
+// allowTrim answers a chat that outgrew the model's context: from now on
+// its oldest turns leave the model's view, and the answer is tried again.
+func (v *chatView) allowTrim(m Message) {
+	if err := v.env.chat.AllowTrim(v.convID); err != nil {
+		v.comp.showNotice(err.Error())
+		return
+	}
+	v.regenerate(m)
+}
+
+// placeMarker shows, above the first message the newest answer's model
+// saw, that what came before is out of its view.
+func (v *chatView) placeMarker() {
+	var view ContextView
+	for i := len(v.views) - 1; i >= 0; i-- {
+		if m := v.views[i].msg; m.Role == Assistant {
+			view = m.View
+			break
+		}
+	}
+	at, text := view.FromID, markerMessages
+	if at == "" {
+		at, text = view.MediaFromID, markerAttachments
+	}
+	for _, mv := range v.views {
+		if at != "" && mv.msg.ID == at {
+			mv.setMarker(text)
+		} else {
+			mv.setMarker("")
+		}
+	}
 }
 
 func (v *chatView) edit(m Message, text string) {
@@ -210,6 +295,9 @@ func (v *chatView) track(mv *messageView, cancel context.CancelFunc) func(Answer
 	return func(acc Answer) {
 		atBottom := v.nearBottom()
 		mv.apply(acc)
+		if acc.View != nil || acc.Done {
+			v.placeMarker()
+		}
 		if acc.Done && v.live == mv {
 			v.live, v.cancel = nil, nil
 			v.comp.setBusy(false)

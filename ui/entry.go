@@ -9,11 +9,13 @@ import (
 // chatEntry is a multiline entry where Enter sends, Shift+Enter adds a
 // line, Ctrl/⌘+Enter also sends, Esc calls onEscape, and a paste that
 // names a file (a path or file:// URI) attaches it instead of typing it.
+// The window's own shortcuts (new chat, search, settings) pass through it.
 type chatEntry struct {
 	widget.Entry
 	onSend      func()
 	onEscape    func()
 	onPastePath func(text string) bool // true: handled as an attachment
+	appShortcut func(*desktop.CustomShortcut) bool
 	shift       bool
 }
 
@@ -71,10 +73,44 @@ func (e *chatEntry) TypedShortcut(s fyne.Shortcut) {
 			}
 			return
 		}
+		if e.appShortcut != nil && e.appShortcut(s) {
+			return
+		}
 	case *fyne.ShortcutPaste:
 		if s.Clipboard != nil && e.onPastePath != nil && e.onPastePath(s.Clipboard.Content()) {
 			return
 		}
 	}
 	e.Entry.TypedShortcut(s)
+}
+
+// searchEntry is a one-line entry that lets the window's shortcuts through
+// and calls onEscape on Esc.
+type searchEntry struct {
+	widget.Entry
+	appShortcut func(*desktop.CustomShortcut) bool
+	onEscape    func()
+}
+
+func newSearchEntry() *searchEntry {
+	e := &searchEntry{}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TypedShortcut implements fyne.Shortcutable.
+func (e *searchEntry) TypedShortcut(s fyne.Shortcut) {
+	if cs, ok := s.(*desktop.CustomShortcut); ok && e.appShortcut != nil && e.appShortcut(cs) {
+		return
+	}
+	e.Entry.TypedShortcut(s)
+}
+
+// TypedKey implements fyne.Focusable.
+func (e *searchEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape && e.onEscape != nil {
+		e.onEscape()
+		return
+	}
+	e.Entry.TypedKey(k)
 }

@@ -77,13 +77,18 @@ type fakeChat struct {
 	nextID  int
 	calls   []string
 	sawStop chan struct{}
+	// versions keeps earlier texts of regenerated answers, by answer id.
+	versions map[string][]string
+	trimOK   map[string]bool
+	view     *ContextView // sent with every answer when set
 }
 
 func newFakeChat(answers ...script) *fakeChat {
 	if len(answers) == 0 {
 		answers = []script{{deltas: words("OK.")}}
 	}
-	return &fakeChat{msgs: map[string][]Message{}, next: answers, sawStop: make(chan struct{}, 8)}
+	return &fakeChat{msgs: map[string][]Message{}, next: answers, sawStop: make(chan struct{}, 8),
+		versions: map[string][]string{}, trimOK: map[string]bool{}}
 }
 
 func (f *fakeChat) id(prefix string) string { f.nextID++; return fmt.Sprintf("%s%d", prefix, f.nextID) }
@@ -169,12 +174,20 @@ func (f *fakeChat) AttachData(name string, data []byte) (Attachment, error) {
 
 func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
 	f.mu.Lock()
+	a := Message{ID: f.id("m"), Role: Assistant, State: Streaming}
+	f.msgs[convID] = append(f.msgs[convID], a)
+	f.mu.Unlock()
+	return f.answerInto(ctx, convID, a)
+}
+
+// answerInto streams the next scripted answer into message a.
+func (f *fakeChat) answerInto(ctx context.Context, convID string, a Message) Reply {
+	f.mu.Lock()
 	s := f.next[0]
 	if len(f.next) > 1 {
 		f.next = f.next[1:]
 	}
-	a := Message{ID: f.id("m"), Role: Assistant, State: Streaming}
-	f.msgs[convID] = append(f.msgs[convID], a)
+	view := f.view
 	f.mu.Unlock()
 	st := NewStream()
 	go func() {
@@ -186,7 +199,7 @@ func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
 			text.WriteString(d.Text)
 			thinking.WriteString(d.Thinking)
 			st.Publish(Answer{Text: text.String(), Thinking: thinking.String(), Status: d.Status,
-				Done: d.Done, State: d.State, Stats: d.Stats, Err: d.Err})
+				Done: d.Done, State: d.State, Stats: d.Stats, Err: d.Err, View: view})
 			return true
 		}
 		ok := true
@@ -214,10 +227,13 @@ func (f *fakeChat) answer(ctx context.Context, convID string) Reply {
 		for i := range ms {
 			if ms[i].ID == a.ID {
 				ms[i].Text, ms[i].State = text.String(), state
+				if view != nil {
+					ms[i].View = *view
+				}
 			}
 		}
 		f.mu.Unlock()
-		st.Publish(Answer{Text: text.String(), Thinking: thinking.String(), Done: true, State: state,
+		st.Publish(Answer{Text: text.String(), Thinking: thinking.String(), Done: true, State: state, View: view,
 			Stats: &Stats{GeneratedTokens: 12, TokensPerSec: 31.5, TimeToFirst: 240 * time.Millisecond}})
 	}()
 	return Reply{ConversationID: convID, Assistant: a, Stream: st}
@@ -254,9 +270,49 @@ func (f *fakeChat) truncate(convID, id string, keep bool) {
 func (f *fakeChat) Regenerate(ctx context.Context, convID, answerID string) (Reply, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, "regenerate:"+answerID)
-	f.truncate(convID, answerID, false)
+	f.truncate(convID, answerID, true)
+	ms := f.msgs[convID]
+	a := &ms[len(ms)-1]
+	if a.State != Failed {
+		f.versions[a.ID] = append(f.versions[a.ID], a.Text)
+	}
+	n := len(f.versions[a.ID]) + 1
+	a.Text, a.State, a.Version, a.Versions = "", Streaming, n, n
+	cp := *a
 	f.mu.Unlock()
-	return f.answer(ctx, convID), nil
+	return f.answerInto(ctx, convID, cp), nil
+}
+
+func (f *fakeChat) AllowTrim(convID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "allowTrim")
+	f.trimOK[convID] = true
+	return nil
+}
+
+// UseVersion swaps the texts: versions 1…n-1 are kept in order, the one in
+// use is the message.
+func (f *fakeChat) UseVersion(convID, answerID string, n int) (Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("useVersion:%d", n))
+	ms := f.msgs[convID]
+	for i := range ms {
+		if ms[i].ID != answerID {
+			continue
+		}
+		all := append(append([]string(nil), f.versions[answerID]...), "")
+		cur := ms[i].Version
+		all = append(all[:cur-1], append([]string{ms[i].Text}, all[cur-1:len(all)-1]...)...)
+		if n < 1 || n > len(all) {
+			return Message{}, errors.New("no such version")
+		}
+		ms[i].Text, ms[i].Version = all[n-1], n
+		f.versions[answerID] = append(append([]string(nil), all[:n-1]...), all[n:]...)
+		return ms[i], nil
+	}
+	return Message{}, errors.New("no such answer")
 }
 
 func (f *fakeChat) Edit(ctx context.Context, convID, userID, text string) (Reply, error) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ type messageActions struct {
 	copy       func(text string)
 	rate       func(m Message, r Rating)    // nil: no feedback buttons
 	correct    func(m Message, text string) // "this is what it should have said"
+	useVersion func(m Message, n int)       // nil: no ◀ ▶ (quick-ask)
+	allowTrim  func(m Message)              // nil: a full context only says so
+	newChat    func()
 }
 
 // messageView renders one message and updates in place while it streams.
@@ -37,7 +41,12 @@ type messageView struct {
 	note    *fyne.Container // error / interrupted / stopped line
 	stats   *canvas.Text
 	actions *fyne.Container
-	editing bool
+	marker  *fyne.Container // "earlier messages are not in the model's view", above this message
+	// markerLine is the marker's text ("" none).
+	markerLine string
+	editing    bool
+	// editEntry is the edit box while editing.
+	editEntry *chatEntry
 }
 
 func newMessageView(m Message, acts messageActions) *messageView {
@@ -55,6 +64,8 @@ func newMessageView(m Message, acts messageActions) *messageView {
 	v.stats.TextSize = theme.Size(theme.SizeNameCaptionText)
 	v.actions = container.NewHBox()
 
+	v.marker = container.NewVBox()
+	v.marker.Hide()
 	content := container.NewVBox(v.think, v.status, v.body, v.attachmentsRow(), v.note)
 	footer := container.NewHBox(v.actions, layout.NewSpacer(), container.NewCenter(v.stats))
 	if m.Role == User {
@@ -62,10 +73,10 @@ func newMessageView(m Message, acts messageActions) *messageView {
 		bg.CornerRadius = 12
 		bubble := container.NewStack(bg, container.NewPadded(content))
 		// Indent user turns so they read as the other side of the conversation.
-		v.root = container.NewVBox(container.New(&indentLayout{left: 64}, bubble), footer)
+		v.root = container.NewVBox(v.marker, container.New(&indentLayout{left: 64}, bubble), footer)
 	} else {
 		head := container.NewHBox(widget.NewIcon(sparkIcon), roleLabel(m))
-		v.root = container.NewVBox(head, content, footer)
+		v.root = container.NewVBox(v.marker, head, content, footer)
 	}
 	v.update(m)
 	return v
@@ -122,10 +133,15 @@ func (v *messageView) setStatus(s string) {
 func (v *messageView) apply(acc Answer) {
 	m := v.msg
 	m.Text, m.Thinking = acc.Text, acc.Thinking
+	if acc.View != nil {
+		m.View = *acc.View
+	}
 	if acc.Done {
 		m.State, m.Stats = acc.State, acc.Stats
 		if acc.Err != nil {
 			m.Err = acc.Err.Error()
+			var full *ContextFullError
+			m.ContextFull = errors.As(acc.Err, &full)
 		}
 	}
 	v.update(m)
@@ -173,10 +189,8 @@ func (v *messageView) renderNote(m Message) {
 		msg := widget.NewLabel(m.Err)
 		msg.Wrapping = fyne.TextWrapWord
 		msg.Importance = widget.DangerImportance
-		retry := widget.NewButtonWithIcon("Try again", theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) })
-		retry.Importance = widget.LowImportance
 		v.note.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.NewErrorThemedResource(theme.ErrorIcon())), nil, msg))
-		v.note.Add(container.NewHBox(retry))
+		v.note.Add(container.NewHBox(v.fixButtons(m)...))
 	case Interrupted:
 		v.note.Add(caption("Interrupted: Perch stopped before this answer finished. Regenerate to try again."))
 	case Stopped:
@@ -206,6 +220,7 @@ func (v *messageView) renderActions(m Message) {
 		if v.acts.regenerate != nil {
 			v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
 		}
+		v.addVersionSwitch(m)
 		for _, b := range v.feedbackButtons(m) {
 			v.actions.Add(b)
 		}
@@ -216,33 +231,36 @@ func (v *messageView) renderActions(m Message) {
 	v.actions.Refresh()
 }
 
-// startEdit swaps the user bubble's text for an entry with Send and Cancel.
+// startEdit swaps the user bubble's text for an entry with Send and
+// Cancel; Enter sends and Shift+Enter adds a line, as in the composer, and
+// Esc cancels.
 func (v *messageView) startEdit() {
 	if v.acts.edit == nil {
 		return
 	}
 	v.editing = true
-	e := widget.NewMultiLineEntry()
+	e := newChatEntry()
 	e.SetText(v.msg.Text)
-	e.Wrapping = fyne.TextWrapWord
 	e.SetMinRowsVisible(3)
-	var send, cancel *widget.Button
 	finish := func() {
 		v.editing = false
 		v.update(v.msg)
 	}
-	send = widget.NewButtonWithIcon("Send", theme.MailSendIcon(), func() {
+	sendEdit := func() {
 		text := strings.TrimSpace(e.Text)
 		if text == "" {
 			return
 		}
 		finish()
 		v.acts.edit(v.msg, text)
-	})
+	}
+	e.onSend, e.onEscape = sendEdit, finish
+	send := widget.NewButtonWithIcon("Send", theme.MailSendIcon(), sendEdit)
 	send.Importance = widget.HighImportance
-	cancel = widget.NewButton("Cancel", finish)
+	cancel := widget.NewButton("Cancel", finish)
 	v.body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
 	v.body.Refresh()
+	v.editEntry = e
 	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
 		c.Focus(e)
 	}

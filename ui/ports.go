@@ -73,7 +73,32 @@ type Message struct {
 	Model       string
 	Rating      Rating // the user's verdict on this version of an answer
 	Edited      bool   // this version is the user's correction
+	// View is what of the conversation the model saw for this answer.
+	View ContextView
+	// ContextFull marks a Failed answer whose conversation no longer fits
+	// the model's context (the chat offers to leave the oldest turns out).
+	ContextFull bool
+	// Version and Versions number an answer's versions (regenerations):
+	// this is version Version of Versions (0 or 1 of 1: only one).
+	Version, Versions int
 }
+
+// ContextView says which part of a conversation a model saw: everything
+// from message FromID on, and attachments from message MediaFromID on
+// ("" for either: from the start).
+type ContextView struct {
+	FromID      string
+	MediaFromID string
+}
+
+// Trimmed reports whether anything was left out.
+func (v ContextView) Trimmed() bool { return v.FromID != "" || v.MediaFromID != "" }
+
+// ContextFullError is a stream's error when the conversation no longer
+// fits and the user has not agreed to leave old turns out.
+type ContextFullError struct{ Msg string }
+
+func (e *ContextFullError) Error() string { return e.Msg }
 
 // Conversation is one entry of the conversation list.
 type Conversation struct {
@@ -131,6 +156,12 @@ type Chat interface {
 	Regenerate(ctx context.Context, conversationID, answerID string) (Reply, error)
 	// Edit replaces the user turn userID's text, drops what followed, and answers again.
 	Edit(ctx context.Context, conversationID, userID, text string) (Reply, error)
+	// AllowTrim lets the conversation leave its oldest turns out of the
+	// model's view from now on, when it no longer fits.
+	AllowTrim(conversationID string) error
+	// UseVersion shows version n of answer answerID (its other versions are
+	// kept) and returns the answer as it now reads.
+	UseVersion(conversationID, answerID string, n int) (Message, error)
 }
 
 // Model is the loaded-model controller the menubar and composer use.

@@ -24,7 +24,16 @@ type Settings struct {
 	ModelsDir     string // "" is the Hugging Face cache
 	LocalAPI      bool
 	LocalAPIPort  int
+	// ContextPolicy is what happens when a conversation outgrows the
+	// model's context: TrimOldest ("" too) or AskFirst.
+	ContextPolicy string
 }
+
+// Context policies.
+const (
+	TrimOldest = "trim" // leave the oldest turns out (attachments first) and say so in the chat
+	AskFirst   = "ask"  // stop and ask before leaving anything out
+)
 
 // ImageBudgets are the image token budgets Gemma-4 offers.
 var ImageBudgets = []int{70, 140, 280, 560, 1120}
@@ -34,7 +43,7 @@ func DefaultSettings() Settings {
 	return Settings{
 		Temperature: 1.0, TopP: 0.95, TopK: 64, MaxTokens: 4096,
 		ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, // the video defaults of Gemma-4's processor
-		Hotkey: DefaultHotkey, LocalAPIPort: 11435,
+		Hotkey: DefaultHotkey, LocalAPIPort: 11435, ContextPolicy: TrimOldest,
 	}
 }
 
@@ -68,6 +77,9 @@ func (s Settings) Validate() error {
 	}
 	if _, err := ParseHotkey(s.Hotkey); err != nil {
 		bad = append(bad, err.Error())
+	}
+	if s.ContextPolicy != "" && s.ContextPolicy != TrimOldest && s.ContextPolicy != AskFirst {
+		bad = append(bad, "long conversations must either leave the oldest messages out or ask first")
 	}
 	if s.LocalAPIPort < 1024 || s.LocalAPIPort > 65535 {
 		bad = append(bad, "the local API port must be between 1024 and 65535")
@@ -109,6 +121,7 @@ func (p PrefsSettings) Load() Settings {
 		ModelsDir:     g.StringWithFallback(prefix+"modelsDir", d.ModelsDir),
 		LocalAPI:      g.BoolWithFallback(prefix+"localAPI", d.LocalAPI),
 		LocalAPIPort:  g.IntWithFallback(prefix+"localAPIPort", d.LocalAPIPort),
+		ContextPolicy: g.StringWithFallback(prefix+"contextPolicy", d.ContextPolicy),
 	}
 }
 
@@ -133,5 +146,6 @@ func (p PrefsSettings) Save(s Settings) error {
 	g.SetString(prefix+"modelsDir", s.ModelsDir)
 	g.SetBool(prefix+"localAPI", s.LocalAPI)
 	g.SetInt(prefix+"localAPIPort", s.LocalAPIPort)
+	g.SetString(prefix+"contextPolicy", s.ContextPolicy)
 	return nil
 }

@@ -28,7 +28,7 @@ type settingsView struct {
 	tempVal, topPVal              *widget.Label
 	topK, maxTokens, frames, port *widget.Entry
 	thinking, login, api          *widget.Check
-	budget, fps                   *widget.Select
+	budget, fps, longChats        *widget.Select
 	hotkey, modelsDir             *widget.Entry
 	status                        *widget.Label
 	loaded                        Settings
@@ -57,6 +57,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	}
 	v.budget = widget.NewSelect(budgets, nil)
 	v.fps = widget.NewSelect([]string{"0.5", "1", "2", "4"}, nil)
+	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
 	v.hotkey = widget.NewEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
 	v.login = widget.NewCheck("Open Perch in the menubar when I log in", nil)
@@ -83,6 +84,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		"Default model", v.model,
 		"System prompt", v.system,
 		"Thinking", v.thinking,
+		"Long chats", v.longChats,
 	)
 	gen := form(
 		"Temperature", withValue(v.temp, v.tempVal),
@@ -193,6 +195,10 @@ func (v *settingsView) load() {
 	v.topK.SetText(strconv.Itoa(s.TopK))
 	v.maxTokens.SetText(strconv.Itoa(s.MaxTokens))
 	v.thinking.SetChecked(s.Thinking)
+	v.longChats.SetSelected(longChatTrim)
+	if s.ContextPolicy == AskFirst {
+		v.longChats.SetSelected(longChatAsk)
+	}
 	v.budget.SetSelected(fmt.Sprintf("%d tokens", s.ImageTokens))
 	v.fps.SetSelected(strconv.FormatFloat(s.VideoFPS, 'f', -1, 64))
 	v.frames.SetText(strconv.Itoa(s.MaxFrames))
@@ -222,6 +228,10 @@ func (v *settingsView) read() (Settings, error) {
 	num("top-k", v.topK, &s.TopK)
 	num("max tokens", v.maxTokens, &s.MaxTokens)
 	s.Thinking = v.thinking.Checked
+	s.ContextPolicy = TrimOldest
+	if v.longChats.Selected == longChatAsk {
+		s.ContextPolicy = AskFirst
+	}
 	fmt.Sscanf(v.budget.Selected, "%d", &s.ImageTokens)
 	if f, err := strconv.ParseFloat(v.fps.Selected, 64); err == nil {
 		s.VideoFPS = f
@@ -276,3 +286,9 @@ func containsValue(m map[string]string, v string) bool {
 	}
 	return false
 }
+
+// What the long-chats choice says.
+const (
+	longChatTrim = "Leave the oldest messages out of the model's view"
+	longChatAsk  = "Stop and ask me first"
+)

@@ -17,7 +17,7 @@ import (
 type sidebar struct {
 	env      *env
 	win      fyne.Window
-	search   *widget.Entry
+	search   *searchEntry
 	list     *widget.List
 	items    []Conversation
 	selected string
@@ -31,8 +31,8 @@ type sidebar struct {
 
 func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 	s := &sidebar{env: e, win: win}
-	s.search = widget.NewEntry()
-	s.search.SetPlaceHolder("Search chats")
+	s.search = newSearchEntry()
+	s.search.SetPlaceHolder("Search chats  (" + ShortcutLabel(fyne.KeyK) + ")")
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	s.search.OnChanged = func(string) { s.reload() }
 	newBtn := widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), func() {
@@ -66,6 +66,9 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 			texts.Objects[0].(*widget.Label).SetText(c.Title)
 			when := texts.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
 			when.Text = ago(c.Updated)
+			if c.Snippet != "" {
+				when.Text = "“" + clip(strings.Join(strings.Fields(c.Snippet), " "), 34) + "”"
+			}
 			when.Refresh()
 			more := row.Objects[1].(*widget.Button)
 			more.OnTapped = func() { s.showMenu(c, more) }

@@ -18,6 +18,7 @@ type Answer struct {
 	State    MessageState // with Done: Done, Stopped or Failed ("" reads as Done, or Failed with Err)
 	Stats    *Stats
 	Err      error
+	View     *ContextView // what of the chat the model sees, once known (the context policy)
 }
 
 // Stream carries a streaming answer from the chat service to a view. The

@@ -125,6 +125,7 @@ func newMainWindow(e *env) *MainWindow {
 	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
 	mw.side.onSelect = func(id string) { mw.ShowConversation(id) }
 	mw.side.onNew = func() { mw.ShowConversation("") }
+	mw.chat.onNewChat = func() { mw.ShowConversation("") }
 	mw.side.onDelete = func(id string) {
 		if mw.chat.convID == id {
 			mw.ShowConversation("")
@@ -150,8 +151,10 @@ func newMainWindow(e *env) *MainWindow {
 	w.SetContent(split)
 	w.Resize(fyne.NewSize(980, 680))
 	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { mw.Drop(uris) })
+	mw.installKeys()
 	e.model.Watch(func(s ModelState) { e.do(func() { mw.modelChanged(s) }) })
 	mw.modelChanged(e.model.State())
+	mw.showChat()
 	return mw
 }
 
@@ -236,6 +239,7 @@ func (mw *MainWindow) showChat() {
 	mw.page = "chat"
 	mw.pages.Objects = mw.pages.Objects[:1]
 	mw.pages.Refresh()
+	mw.focusComposer()
 }
 
 func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
@@ -288,6 +292,8 @@ func (mw *MainWindow) modelChanged(s ModelState) {
 	// comes back if there is none.
 	if (mw.page == "welcome" && !locked) || (mw.page != "welcome" && mw.page != "models" && locked) {
 		mw.showChat()
+	} else {
+		mw.focusComposer()
 	}
 }
 

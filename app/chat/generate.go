@@ -57,7 +57,8 @@ func (s *Service) Send(ctx context.Context, convID, text string, atts []ui.Attac
 	return r, nil
 }
 
-// Regenerate replaces answer answerID (and whatever followed it).
+// Regenerate answers again in place of answer answerID: what followed it
+// goes, and the answer keeps its earlier text as a version (◀ ▶).
 func (s *Service) Regenerate(ctx context.Context, convID, answerID string) (ui.Reply, error) {
 	ms, err := s.store.Messages(convID)
 	if err != nil {
@@ -67,10 +68,39 @@ func (s *Service) Regenerate(ctx context.Context, convID, answerID string) (ui.R
 	if !ok || m.Role != "assistant" {
 		return ui.Reply{}, errors.New("that answer is no longer in this conversation")
 	}
-	if err := s.store.TruncateAfter(convID, m.Seq-1); err != nil {
+	if err := s.store.TruncateAfter(convID, m.Seq); err != nil {
 		return ui.Reply{}, err
 	}
-	return s.answer(ctx, convID)
+	a := m
+	a.Text, a.Thinking, a.State, a.Error, a.Origin = "", "", history.Streaming, "", ""
+	a.Model, a.Stats, a.View = s.models.State().Name, history.Stats{}, history.View{}
+	if m.State == history.Failed || strings.TrimSpace(m.Text) == "" {
+		err = s.store.Update(&a) // nothing worth keeping: try again in place
+	} else {
+		err = s.store.NewVersion(&a)
+	}
+	if err != nil {
+		return ui.Reply{}, fmt.Errorf("could not save the answer: %w", err)
+	}
+	return s.start(ctx, convID, a), nil
+}
+
+// UseVersion implements ui.Chat.
+func (s *Service) UseVersion(convID, answerID string, n int) (ui.Message, error) {
+	if err := s.store.UseVersion(answerID, n); err != nil {
+		return ui.Message{}, err
+	}
+	ms, err := s.store.Messages(convID)
+	if err != nil {
+		return ui.Message{}, err
+	}
+	m, ok := find(ms, answerID)
+	if !ok {
+		return ui.Message{}, errors.New("that answer is no longer in this conversation")
+	}
+	u := toUI(m)
+	u.View = viewToUI(m.View, ms)
+	return u, nil
 }
 
 // Edit replaces user turn userID with text, drops what followed, and answers again.
@@ -121,9 +151,14 @@ func (s *Service) answer(ctx context.Context, convID string) (ui.Reply, error) {
 	if err := s.store.Append(&a); err != nil {
 		return ui.Reply{}, fmt.Errorf("could not save the answer: %w", err)
 	}
+	return s.start(ctx, convID, a), nil
+}
+
+// start generates the saved, streaming answer a.
+func (s *Service) start(ctx context.Context, convID string, a history.Message) ui.Reply {
 	st := ui.NewStream()
 	go s.run(ctx, convID, a, st)
-	return ui.Reply{ConversationID: convID, Assistant: toUI(a), Stream: st}, nil
+	return ui.Reply{ConversationID: convID, Assistant: toUI(a), Stream: st}
 }
 
 // run generates answer a, publishing it to st and saving it as it goes.
@@ -139,6 +174,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 		}
 	}()
 	var c *engine.Collector
+	var view *ui.ContextView // what the model sees, once the context policy has run
 	lastSave := time.Now()
 	save := func(state history.State) {
 		if c != nil {
@@ -149,7 +185,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 		lastSave = time.Now()
 	}
 	finish := func(state history.State, stats *engine.Stats, err error) {
-		d := ui.Answer{Done: true, State: ui.MessageState(state)}
+		d := ui.Answer{Done: true, State: ui.MessageState(state), View: view}
 		if stats != nil {
 			a.Stats = history.Stats{PromptTokens: stats.PromptTokens, GeneratedTokens: stats.GeneratedTokens,
 				TimeToFirst: stats.TimeToFirst, TokensPerSec: stats.DecodeTokS}
@@ -158,7 +194,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 		}
 		if err != nil {
 			a.Error = friendly(err)
-			d.Err = errors.New(a.Error)
+			d.Err = streamError(err, a.Error)
 		}
 		save(state)
 		d.Text, d.Thinking = a.Text, a.Thinking
@@ -167,10 +203,14 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	}
 	start := time.Now()
 	status := func(msg string) { st.Publish(ui.Answer{Status: msg}) }
-	req, err := s.request(convID, a.ID)
+	cr, err := s.request(convID, a.ID)
 	var gen engine.Generator
 	if err == nil {
 		gen, err = s.models.Acquire(ctx, status)
+	}
+	var req engine.Request
+	if err == nil {
+		req, view, err = s.fitContext(ctx, gen, convID, cr, &a)
 	}
 	if err == nil {
 		if s.Seed != nil {
@@ -183,7 +223,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 				if c.Done {
 					return
 				}
-				st.Publish(ui.Answer{Text: c.Text(), Thinking: c.Thinking(), Status: c.Status()})
+				st.Publish(ui.Answer{Text: c.Text(), Thinking: c.Thinking(), Status: c.Status(), View: view})
 				if ev.Kind == engine.EventToken && time.Since(lastSave) >= s.SaveEvery {
 					save(history.Streaming)
 				}
@@ -222,23 +262,24 @@ func (s *Service) ended(ctx context.Context, c *engine.Collector, finish func(hi
 
 // request builds the engine request for the conversation up to (not
 // including) the answer being generated.
-func (s *Service) request(convID, answerID string) (engine.Request, error) {
+func (s *Service) request(convID, answerID string) (convRequest, error) {
 	st := s.settings()
 	ms, err := s.store.Messages(convID)
 	if err != nil {
-		return engine.Request{}, err
+		return convRequest{}, err
 	}
 	temp, topP, topK := float32(st.Temperature), float32(st.TopP), st.TopK
-	req := engine.Request{
+	cr := convRequest{req: engine.Request{
 		Sampling:       engine.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK},
 		MaxTokens:      st.MaxTokens,
 		EnableThinking: st.Thinking,
 		MaxSoftTokens:  st.ImageTokens,
 		VideoFPS:       st.VideoFPS,
 		MaxFrames:      st.MaxFrames,
-	}
+	}}
 	if st.SystemPrompt != "" {
-		req.Messages = append(req.Messages, engine.Text(engine.RoleSystem, st.SystemPrompt))
+		cr.req.Messages = append(cr.req.Messages, engine.Text(engine.RoleSystem, st.SystemPrompt))
+		cr.sys = 1
 	}
 	for _, m := range ms {
 		if m.ID == answerID {
@@ -247,18 +288,23 @@ func (s *Service) request(convID, answerID string) (engine.Request, error) {
 		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
 			continue // a failed or empty answer says nothing to the model
 		}
+		if m.Role == "assistant" {
+			cr.hint = m.View
+		}
 		em := engine.Message{Role: engine.Role(m.Role), Thinking: m.Thinking}
 		for _, a := range m.Attachments {
 			data, err := s.store.ReadBlob(a.SHA256)
 			if err != nil {
-				return engine.Request{}, fmt.Errorf("%s: %w", a.Name, err)
+				return convRequest{}, fmt.Errorf("%s: %w", a.Name, err)
 			}
 			em.Content = append(em.Content, engine.Part{Type: engine.PartType(a.Kind), Data: data, Name: a.Name})
 		}
 		if m.Text != "" {
 			em.Content = append(em.Content, engine.Part{Type: engine.PartText, Text: m.Text})
 		}
-		req.Messages = append(req.Messages, em)
+		cr.req.Messages = append(cr.req.Messages, em)
+		cr.seqs = append(cr.seqs, m.Seq)
+		cr.ids = append(cr.ids, m.ID)
 	}
-	return req, nil
+	return cr, nil
 }

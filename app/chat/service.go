@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"perch/app/contextfit"
 	"perch/app/history"
 	"perch/engine"
 	"perch/ui"
@@ -84,13 +85,16 @@ func (s *Service) Messages(id string) ([]ui.Message, error) {
 	out := make([]ui.Message, len(ms))
 	for i, m := range ms {
 		out[i] = toUI(m)
+		out[i].View = viewToUI(m.View, ms)
 	}
 	return out, s.addRatings(id, ms, out)
 }
 
 func toUI(m history.Message) ui.Message {
 	u := ui.Message{ID: m.ID, Role: ui.Role(m.Role), Text: m.Text, Thinking: m.Thinking,
-		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model, Edited: m.Origin == history.OriginEdited}
+		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model, Edited: m.Origin == history.OriginEdited,
+		Version: m.Version, Versions: m.Versions,
+		ContextFull: m.State == history.Failed && isContextFull(m.Error)}
 	if m.Stats.GeneratedTokens > 0 {
 		u.Stats = &ui.Stats{PromptTokens: m.Stats.PromptTokens, GeneratedTokens: m.Stats.GeneratedTokens,
 			TokensPerSec: m.Stats.TokensPerSec, TimeToFirst: m.Stats.TimeToFirst}
@@ -132,7 +136,13 @@ func titleFor(text string, atts []ui.Attachment) string {
 
 // friendly turns an engine error into a sentence that says what to do.
 func friendly(err error) string {
+	var ce *engine.ContextError
+	var tl *contextfit.TooLongError
 	switch {
+	case errors.As(err, &ce):
+		return contextFull(ce)
+	case errors.As(err, &tl):
+		return "This message is too long for the model: " + strings.TrimPrefix(tl.Error(), "your message alone ") + "."
 	case errors.Is(err, engine.ErrBusy):
 		return "Perch is busy answering other questions. Try again when they finish."
 	case errors.Is(err, engine.ErrClosed):

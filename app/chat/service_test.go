@@ -104,26 +104,51 @@ func TestStopKeepsPartialAnswerAsStopped(t *testing.T) {
 	}
 }
 
-func TestRegenerateReplacesTheAnswer(t *testing.T) {
+func TestRegenerateKeepsEarlierVersions(t *testing.T) {
 	eng := &fakeEngine{tokens: toks("one")}
 	f := newFixture(t, eng, e2b)
 	r, _ := f.svc.Send(context.Background(), "", "Q", nil)
 	drain(t, r)
+	r1, _ := f.svc.Send(context.Background(), r.ConversationID, "Q2", nil)
+	drain(t, r1)
 	eng.tokens = toks("two")
 	r2, err := f.svc.Regenerate(context.Background(), r.ConversationID, r.Assistant.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r2.Assistant.ID != r.Assistant.ID || r2.Assistant.Version != 2 || r2.Assistant.Versions != 2 {
+		t.Fatalf("regenerated answer = %+v, want version 2 of 2 of the same answer", r2.Assistant)
+	}
 	drain(t, r2)
 	ms, _ := f.store.Messages(r.ConversationID)
-	if len(ms) != 2 || ms[0].Text != "Q" || ms[1].Text != "two" || ms[1].ID == r.Assistant.ID {
-		t.Fatalf("after regenerate: %+v", ms)
+	if len(ms) != 2 || ms[0].Text != "Q" || ms[1].Text != "two" || ms[1].Versions != 2 {
+		t.Fatalf("after regenerate (what followed goes, the answer has two versions): %+v", ms)
 	}
 	if n := len(eng.lastRequest().Messages); n != 1 {
 		t.Fatalf("regenerate sent %d messages, want just the question", n)
 	}
-	if _, err := f.svc.Regenerate(context.Background(), r.ConversationID, r.Assistant.ID); err == nil {
-		t.Fatal("regenerating a replaced answer should fail")
+	// ◀: the first version is back, for the chat and for the model.
+	m, err := f.svc.UseVersion(r.ConversationID, r.Assistant.ID, 1)
+	if err != nil || m.Text != "one" || m.Version != 1 || m.Versions != 2 {
+		t.Fatalf("UseVersion(1) = %+v, %v", m, err)
+	}
+	r3, _ := f.svc.Send(context.Background(), r.ConversationID, "Q3", nil)
+	drain(t, r3)
+	if got := eng.lastRequest().Messages[1].Content[0].Text; got != "one" {
+		t.Fatalf("the model saw %q for the answer, want the version in use", got)
+	}
+	if _, err := f.svc.UseVersion(r.ConversationID, r.Assistant.ID, 7); err == nil {
+		t.Fatal("a version that does not exist should be refused")
+	}
+	// Trying again after a failure replaces the failure rather than keeping it.
+	eng.err = errors.New("no memory")
+	rf, _ := f.svc.Send(context.Background(), r.ConversationID, "Q4", nil)
+	drain(t, rf)
+	eng.err = nil
+	rr, _ := f.svc.Regenerate(context.Background(), r.ConversationID, rf.Assistant.ID)
+	drain(t, rr)
+	if rr.Assistant.Versions != 1 {
+		t.Fatalf("a failed answer was kept as a version: %+v", rr.Assistant)
 	}
 }
 

@@ -113,9 +113,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	if err := s.fitContext(r.Context(), gen, call); err != nil {
+		s.contextError(w, err)
+		return
+	}
 	events, err := gen.Generate(r.Context(), call.req)
 	done()
+	var full *engine.ContextError
 	switch {
+	case errors.As(err, &full):
+		s.contextError(w, err)
+		return
 	case errors.Is(err, engine.ErrBusy):
 		s.busy(w)
 		return

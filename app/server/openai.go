@@ -44,7 +44,11 @@ type chatRequest struct {
 	ResponseFormat      *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Logprobs           bool `json:"logprobs"`
+	Logprobs bool `json:"logprobs"`
+	// Truncation "auto" leaves the oldest turns out when the conversation
+	// does not fit the context (Perch's policy; OpenAI's Responses API
+	// spelling); "disabled" or absent refuses the request instead.
+	Truncation         string `json:"truncation"`
 	ChatTemplateKwargs *struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"` // vLLM's spelling for the thinking switch
@@ -87,6 +91,7 @@ type chatCall struct {
 	stream       bool
 	includeUsage bool
 	model        string
+	truncate     bool // leave old turns out rather than refuse a full context
 }
 
 // requestError is a 400 with OpenAI's param field.
@@ -191,6 +196,13 @@ func (c *chatCall) readOptions(cr *chatRequest) error {
 	}
 	if cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text" {
 		return badParam("response_format", "response_format %q is not supported; only \"text\"", cr.ResponseFormat.Type)
+	}
+	switch cr.Truncation {
+	case "", "disabled":
+	case "auto":
+		c.truncate = true
+	default:
+		return badParam("truncation", "truncation must be \"auto\" or \"disabled\"")
 	}
 	if cr.Logprobs {
 		return badParam("logprobs", "logprobs are not supported")
