@@ -116,7 +116,7 @@ func (s *Service) writeData(runID string, plan ui.TrainPlan) (string, error) {
 func job(plan ui.TrainPlan, runID, data, dir, resume string, iters int) Job {
 	h := fnv.New64a()
 	h.Write([]byte(runID))
-	saveEvery := max(iters/10, 10)
+	saveEvery := min(max(iters/10, 5), 50) // a kill loses at most 50 steps
 	return Job{Data: data, Method: string(plan.Method), Iters: iters, BatchSize: plan.BatchSize, MaxLen: plan.MaxSeqLen,
 		Rank: plan.Rank, LR: plan.LearningRate, LoRAPlus: plan.LoRAPlusRatio, Beta: plan.Beta, Lambda: plan.Lambda,
 		ValEvery: saveEvery, SaveEvery: saveEvery, AdapterDir: dir, Resume: resume, Seed: h.Sum64()}

@@ -47,7 +47,7 @@ func TestRunRecordsMetricsCheckpointsAndAdapter(t *testing.T) {
 		t.Fatalf("points %+v", pts)
 	}
 	cs, _ := f.store.Checkpoints(r.ID)
-	if len(cs) != 2 || cs[0].Step != 10 {
+	if len(cs) != 4 || cs[0].Step != 5 {
 		t.Fatalf("checkpoints %+v", cs)
 	}
 	for _, c := range cs {
@@ -56,7 +56,7 @@ func TestRunRecordsMetricsCheckpointsAndAdapter(t *testing.T) {
 		}
 	}
 	job := f.trainer.job(0)
-	if job.Method != "dpo" || job.Iters != 20 || job.LoRAPlus != 16 || job.SaveEvery != 10 || job.Resume != "" {
+	if job.Method != "dpo" || job.Iters != 20 || job.LoRAPlus != 16 || job.SaveEvery != 5 || job.Resume != "" {
 		t.Fatalf("job %+v", job)
 	}
 	as, _ := f.svc.Adapters()
