@@ -14,6 +14,7 @@ import (
 	"perch/app/chat"
 	"perch/app/history"
 	"perch/app/hub"
+	"perch/app/teach"
 	"perch/assets"
 	"perch/engine"
 	"perch/ui"
@@ -38,6 +39,8 @@ type gui struct {
 	login    loginItem
 	api      *localAPI
 	trayOK   bool
+	choice   adapterChoice
+	teacher  *teach.Service
 }
 
 // startGUI builds the app and runs it until Quit; it returns the exit code.
@@ -85,9 +88,11 @@ func startGUI(f guiFlags) int {
 	defer g.api.Close()
 	svc := chat.New(store, g.rt, chat.MediaProbe{Video: chat.VideoFrame, Pictures: pictures}, g.settings.Load)
 	svc.Seed = f.seed
+	teacher, adapters := g.wireTeaching(dir, svc, g.trainer())
 	g.ui = ui.New(a, ui.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
+		Teacher: teacher, Adapters: adapters, Feedback: svc,
 	})
 	mw := g.ui.Main.Window
 	mw.SetMaster()

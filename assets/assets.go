@@ -16,9 +16,16 @@ var iconPNG []byte
 //go:embed tray.svg
 var traySVG []byte
 
+//go:embed tray-training.svg
+var trayTrainingSVG []byte
+
 // AppIcon is the window and Dock icon.
 var AppIcon fyne.Resource = fyne.NewStaticResource("perch.png", iconPNG)
 
 // TrayIcon is the menubar icon: a themed (template) silhouette that macOS
 // and Linux panels tint to match light or dark menubars.
 var TrayIcon fyne.Resource = theme.NewThemedResource(fyne.NewStaticResource("perch-tray.svg", traySVG))
+
+// TrayTrainingIcon is the menubar icon while a fine-tuning run goes: the
+// silhouette with a dot.
+var TrayTrainingIcon fyne.Resource = theme.NewThemedResource(fyne.NewStaticResource("perch-tray-training.svg", trayTrainingSVG))

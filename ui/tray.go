@@ -8,6 +8,8 @@ import (
 // tray is the menubar (system tray) menu.
 type tray struct {
 	app    desktop.App
+	icon   fyne.Resource
+	train  *fyne.MenuItem // the run going on; nil when none
 	menu   *fyne.Menu
 	quick  *fyne.MenuItem
 	model  *fyne.MenuItem
@@ -30,7 +32,7 @@ func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bo
 	if !ok {
 		return false
 	}
-	t := &tray{app: da}
+	t := &tray{app: da, icon: icon}
 	t.quick = fyne.NewMenuItem("Quick Ask…", acts.QuickAsk)
 	t.model = fyne.NewMenuItem("", nil)
 	t.model.Disabled = true
