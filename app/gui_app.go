@@ -52,7 +52,7 @@ func startGUI(f guiFlags) int {
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(assets.AppIcon)
 	a.Settings().SetTheme(ui.NewTheme())
-	g := &gui{app: a, settings: ui.PrefsSettings{P: a.Preferences()}, login: newLoginItem()}
+	g := &gui{app: a, settings: ui.PrefsSettings{P: a.Preferences(), Budgets: engine.ImageBudgets()}, login: newLoginItem()}
 
 	dir := f.dataDir
 	if dir == "" {
@@ -93,6 +93,7 @@ func startGUI(f guiFlags) int {
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
 		Teacher: teacher, Adapters: adapters, Feedback: svc,
+		ImageBudgets: engine.ImageBudgets(),
 	})
 	mw := g.ui.Main.Window
 	mw.SetMaster()

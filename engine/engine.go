@@ -101,7 +101,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		opts.QueueSize = 8
 	}
 	if opts.MaxTokens <= 0 {
-		opts.MaxTokens = 2048
+		opts.MaxTokens = DefaultMaxTokens
 	}
 	if opts.Preparing <= 0 {
 		opts.Preparing = 4

@@ -105,19 +105,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 // samplingParams merges request overrides onto generation_config defaults
 // (Gemma-4 ships 1.0 / 0.95 / 64); without a config, greedy.
 func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
-	p := sample.Params{RepetitionContext: 20}
-	g := e.gen
-	if g.DoSample == nil || *g.DoSample {
-		if g.Temperature != nil {
-			p.Temperature = *g.Temperature
-		}
-		if g.TopP != nil {
-			p.TopP = *g.TopP
-		}
-		if g.TopK != nil {
-			p.TopK = *g.TopK
-		}
-	}
+	p := samplingDefaults(e.gen)
 	if s.Temperature != nil {
 		p.Temperature = *s.Temperature
 	}

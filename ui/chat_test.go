@@ -365,7 +365,7 @@ func TestMicSilenceAndDeniedPermissionExplain(t *testing.T) {
 	h.rec.last.levels <- 0
 	h.loop.drain()
 	test.Tap(c.mic)
-	if !strings.Contains(c.noticeText.Text, "Privacy & Security → Microphone") || len(c.pending) != 0 {
+	if !strings.Contains(c.noticeText.Text, platformText("Privacy & Security → Microphone", "sound settings")) || len(c.pending) != 0 {
 		t.Fatalf("silent clip: notice %q, %d chips", c.noticeText.Text, len(c.pending))
 	}
 	h.rec.err = errMicDenied

@@ -178,7 +178,8 @@ func (p *recorderPanel) finish(keep bool) {
 	case len(wav) == 0 || length < 300*time.Millisecond:
 		p.c.showNotice("That clip was too short. Click the mic to record, or hold it while you speak.")
 	case p.peak == 0:
-		p.c.showNotice("The microphone sent only silence. On a Mac, open System Settings → Privacy & Security → Microphone and turn Perch on, then try again.")
+		p.c.showNotice("The microphone sent only silence. " + platformText("Open System Settings → Privacy & Security → Microphone and turn Perch on, then try again.",
+			"Check that the right input is chosen and not muted in your sound settings, then try again."))
 	default:
 		p.c.addData(fmt.Sprintf("Voice clip %s.wav", clock(length)), wav)
 	}

@@ -31,7 +31,7 @@ func newModelsView(e *env, win fyne.Window) *modelsView {
 	v.status.Wrapping = fyne.TextWrapWord
 	v.status.Importance = widget.DangerImportance
 	v.status.Hide()
-	addFolder := widget.NewButtonWithIcon("Use a folder on this Mac…", theme.FolderOpenIcon(), func() {
+	addFolder := widget.NewButtonWithIcon(platformText("Use a folder on this Mac…", "Use a folder on this computer…"), theme.FolderOpenIcon(), func() {
 		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 			if err != nil || u == nil {
 				return

@@ -128,6 +128,9 @@ type ModelState struct {
 	Audio   bool
 	Video   bool
 	Err     string // last load error with what to do
+	// Defaults are the model's own values for the settings left unset
+	// (nil until known).
+	Defaults *ModelDefaults
 }
 
 // Ready reports whether a message can be sent now or after a load.

@@ -2,23 +2,28 @@ package ui
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
 )
 
-// Settings are the user's preferences.
+// Settings are the user's preferences. The generation and media settings
+// are pointers: nil is "unset", and the model's own default (its
+// generation_config.json, its processor) applies; only a value the user
+// chose is sent with a request.
 type Settings struct {
 	DefaultModel  string // catalog id or folder; "" until the first model is chosen
 	SystemPrompt  string
-	Temperature   float64
-	TopP          float64
-	TopK          int
-	MaxTokens     int
+	Temperature   *float64
+	TopP          *float64
+	TopK          *int
+	MaxTokens     *int
 	Thinking      bool
-	ImageTokens   int // 70, 140, 280, 560 or 1120
-	VideoFPS      float64
-	MaxFrames     int
+	ImageTokens   *int // one of the engine's image budgets (Deps.ImageBudgets)
+	VideoFPS      *float64
+	MaxFrames     *int
 	Hotkey        string
 	LaunchAtLogin bool
 	ModelsDir     string // "" is the Hugging Face cache
@@ -35,59 +40,71 @@ const (
 	AskFirst   = "ask"  // stop and ask before leaving anything out
 )
 
-// ImageBudgets are the image token budgets Gemma-4 offers.
-var ImageBudgets = []int{70, 140, 280, 560, 1120}
+// ModelDefaults are what the model does with a setting left unset (the
+// settings page shows them).
+type ModelDefaults struct {
+	Temperature, TopP float64
+	TopK              int
+	Greedy            bool
+	ImageTokens       int // 0: the model cannot see
+	VideoFPS          float64
+	MaxFrames         int
+	MaxTokens         int
+}
 
-// DefaultSettings follow Gemma-4's recommended sampling.
+// DefaultSettings leave every model setting unset.
 func DefaultSettings() Settings {
-	return Settings{
-		Temperature: 1.0, TopP: 0.95, TopK: 64, MaxTokens: 4096,
-		ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, // the video defaults of Gemma-4's processor
-		Hotkey: DefaultHotkey, LocalAPIPort: 11435, ContextPolicy: TrimOldest,
-	}
+	return Settings{Hotkey: DefaultHotkey, LocalAPIPort: 11435, ContextPolicy: TrimOldest}
 }
 
 // Validate says what is wrong with s, in words the settings view shows.
-func (s Settings) Validate() error {
+// budgets are the image budgets the engine takes (nil: not checked).
+func (s Settings) Validate(budgets []int) error {
 	var bad []string
-	if s.Temperature < 0 || s.Temperature > 2 {
-		bad = append(bad, "temperature must be between 0 and 2")
+	check := func(ok bool, msg string) {
+		if !ok {
+			bad = append(bad, msg)
+		}
 	}
-	if s.TopP <= 0 || s.TopP > 1 {
-		bad = append(bad, "top-p must be above 0 and at most 1")
+	if v := s.Temperature; v != nil {
+		check(*v >= 0 && *v <= 2, "temperature must be between 0 and 2")
 	}
-	if s.TopK < 0 || s.TopK > 1000 {
-		bad = append(bad, "top-k must be between 0 (off) and 1000")
+	if v := s.TopP; v != nil {
+		check(*v > 0 && *v <= 1, "top-p must be above 0 and at most 1")
 	}
-	if s.MaxTokens < 16 || s.MaxTokens > 131072 {
-		bad = append(bad, "max tokens must be between 16 and 131072")
+	if v := s.TopK; v != nil {
+		check(*v >= 0 && *v <= 1000, "top-k must be between 0 (off) and 1000")
 	}
-	okBudget := false
-	for _, b := range ImageBudgets {
-		okBudget = okBudget || b == s.ImageTokens
+	if v := s.MaxTokens; v != nil {
+		check(*v >= 16 && *v <= 131072, "max tokens must be between 16 and 131072")
 	}
-	if !okBudget {
-		bad = append(bad, "image budget must be 70, 140, 280, 560 or 1120 tokens")
+	if v := s.ImageTokens; v != nil && budgets != nil {
+		check(slices.Contains(budgets, *v), "image detail must be one of "+budgetList(budgets)+" tokens")
 	}
-	if s.VideoFPS <= 0 || s.VideoFPS > 8 {
-		bad = append(bad, "video frames per second must be above 0 and at most 8")
+	if v := s.VideoFPS; v != nil {
+		check(*v > 0 && *v <= 8, "video frames per second must be above 0 and at most 8")
 	}
-	if s.MaxFrames < 1 || s.MaxFrames > 64 {
-		bad = append(bad, "max video frames must be between 1 and 64")
+	if v := s.MaxFrames; v != nil {
+		check(*v >= 1 && *v <= 64, "max video frames must be between 1 and 64")
 	}
 	if _, err := ParseHotkey(s.Hotkey); err != nil {
 		bad = append(bad, err.Error())
 	}
-	if s.ContextPolicy != "" && s.ContextPolicy != TrimOldest && s.ContextPolicy != AskFirst {
-		bad = append(bad, "long conversations must either leave the oldest messages out or ask first")
-	}
-	if s.LocalAPIPort < 1024 || s.LocalAPIPort > 65535 {
-		bad = append(bad, "the local API port must be between 1024 and 65535")
-	}
+	check(s.ContextPolicy == "" || s.ContextPolicy == TrimOldest || s.ContextPolicy == AskFirst,
+		"long conversations must either leave the oldest messages out or ask first")
+	check(s.LocalAPIPort >= 1024 && s.LocalAPIPort <= 65535, "the local API port must be between 1024 and 65535")
 	if len(bad) > 0 {
 		return fmt.Errorf("%s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+func budgetList(b []int) string {
+	var s []string
+	for _, n := range b {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ", ")
 }
 
 // SettingsStore loads and saves Settings.
@@ -96,26 +113,34 @@ type SettingsStore interface {
 	Save(Settings) error
 }
 
-// PrefsSettings keeps Settings in Fyne's preferences (saved to disk by the app).
-type PrefsSettings struct{ P fyne.Preferences }
+// PrefsSettings keeps Settings in Fyne's preferences (saved to disk by the
+// app). An unset setting has no key.
+type PrefsSettings struct {
+	P       fyne.Preferences
+	Budgets []int // image budgets Save accepts (nil: any)
+}
 
 const prefix = "perch."
 
-// Load returns the saved settings, with defaults for anything unset.
+// prefsVersion 2: unset settings have no key (version 1 wrote every value).
+const prefsVersion = 2
+
+// Load returns the saved settings.
 func (p PrefsSettings) Load() Settings {
+	p.upgrade()
 	d := DefaultSettings()
 	g := p.P
 	return Settings{
 		DefaultModel:  g.StringWithFallback(prefix+"defaultModel", d.DefaultModel),
 		SystemPrompt:  g.StringWithFallback(prefix+"systemPrompt", d.SystemPrompt),
-		Temperature:   g.FloatWithFallback(prefix+"temperature", d.Temperature),
-		TopP:          g.FloatWithFallback(prefix+"topP", d.TopP),
-		TopK:          g.IntWithFallback(prefix+"topK", d.TopK),
-		MaxTokens:     g.IntWithFallback(prefix+"maxTokens", d.MaxTokens),
+		Temperature:   p.float("temperature"),
+		TopP:          p.float("topP"),
+		TopK:          p.int("topK"),
+		MaxTokens:     p.int("maxTokens"),
 		Thinking:      g.BoolWithFallback(prefix+"thinking", d.Thinking),
-		ImageTokens:   g.IntWithFallback(prefix+"imageTokens", d.ImageTokens),
-		VideoFPS:      g.FloatWithFallback(prefix+"videoFPS", d.VideoFPS),
-		MaxFrames:     g.IntWithFallback(prefix+"maxFrames", d.MaxFrames),
+		ImageTokens:   p.int("imageTokens"),
+		VideoFPS:      p.float("videoFPS"),
+		MaxFrames:     p.int("maxFrames"),
 		Hotkey:        g.StringWithFallback(prefix+"hotkey", d.Hotkey),
 		LaunchAtLogin: g.BoolWithFallback(prefix+"launchAtLogin", d.LaunchAtLogin),
 		ModelsDir:     g.StringWithFallback(prefix+"modelsDir", d.ModelsDir),
@@ -127,20 +152,21 @@ func (p PrefsSettings) Load() Settings {
 
 // Save validates and stores s.
 func (p PrefsSettings) Save(s Settings) error {
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(p.Budgets); err != nil {
 		return err
 	}
 	g := p.P
+	g.SetInt(prefix+"prefsVersion", prefsVersion)
 	g.SetString(prefix+"defaultModel", s.DefaultModel)
 	g.SetString(prefix+"systemPrompt", s.SystemPrompt)
-	g.SetFloat(prefix+"temperature", s.Temperature)
-	g.SetFloat(prefix+"topP", s.TopP)
-	g.SetInt(prefix+"topK", s.TopK)
-	g.SetInt(prefix+"maxTokens", s.MaxTokens)
+	p.setFloat("temperature", s.Temperature)
+	p.setFloat("topP", s.TopP)
+	p.setInt("topK", s.TopK)
+	p.setInt("maxTokens", s.MaxTokens)
 	g.SetBool(prefix+"thinking", s.Thinking)
-	g.SetInt(prefix+"imageTokens", s.ImageTokens)
-	g.SetFloat(prefix+"videoFPS", s.VideoFPS)
-	g.SetInt(prefix+"maxFrames", s.MaxFrames)
+	p.setInt("imageTokens", s.ImageTokens)
+	p.setFloat("videoFPS", s.VideoFPS)
+	p.setInt("maxFrames", s.MaxFrames)
 	g.SetString(prefix+"hotkey", s.Hotkey)
 	g.SetBool(prefix+"launchAtLogin", s.LaunchAtLogin)
 	g.SetString(prefix+"modelsDir", s.ModelsDir)
@@ -149,3 +175,65 @@ func (p PrefsSettings) Save(s Settings) error {
 	g.SetString(prefix+"contextPolicy", s.ContextPolicy)
 	return nil
 }
+
+func (p PrefsSettings) float(key string) *float64 {
+	if v := p.P.FloatWithFallback(prefix+key, math.NaN()); !math.IsNaN(v) {
+		return &v
+	}
+	return nil
+}
+
+const noInt = math.MinInt32
+
+func (p PrefsSettings) int(key string) *int {
+	if v := p.P.IntWithFallback(prefix+key, noInt); v != noInt {
+		return &v
+	}
+	return nil
+}
+
+func (p PrefsSettings) setFloat(key string, v *float64) {
+	if v == nil {
+		p.P.RemoveValue(prefix + key)
+	} else {
+		p.P.SetFloat(prefix+key, *v)
+	}
+}
+
+func (p PrefsSettings) setInt(key string, v *int) {
+	if v == nil {
+		p.P.RemoveValue(prefix + key)
+	} else {
+		p.P.SetInt(prefix+key, *v)
+	}
+}
+
+// upgrade forgets values that version 1 saved without the user choosing
+// them: its hard-coded defaults (a user who picked exactly those gets the
+// model's, which are the same for Gemma-4).
+func (p PrefsSettings) upgrade() {
+	g := p.P
+	if g.IntWithFallback(prefix+"prefsVersion", 1) >= prefsVersion {
+		return
+	}
+	if g.StringWithFallback(prefix+"hotkey", "") == "" {
+		g.SetInt(prefix+"prefsVersion", prefsVersion) // nothing was ever saved
+		return
+	}
+	old := map[string]float64{"temperature": 1, "topP": 0.95, "videoFPS": 2}
+	for k, v := range old {
+		if f := p.float(k); f != nil && math.Abs(*f-v) < 1e-9 {
+			g.RemoveValue(prefix + k)
+		}
+	}
+	oldInt := map[string]int{"topK": 64, "maxTokens": 4096, "imageTokens": 280, "maxFrames": 32}
+	for k, v := range oldInt {
+		if n := p.int(k); n != nil && *n == v {
+			g.RemoveValue(prefix + k)
+		}
+	}
+	g.SetInt(prefix+"prefsVersion", prefsVersion)
+}
+
+// Ptr returns a pointer to v (for setting a Settings value).
+func Ptr[T any](v T) *T { return &v }

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,17 +20,16 @@ type settingsView struct {
 	win  fyne.Window
 	root fyne.CanvasObject
 
-	model                         *widget.Select
-	modelIDs                      map[string]string // shown name → id
-	system                        *widget.Entry
-	temp, topP                    *widget.Slider
-	tempVal, topPVal              *widget.Label
-	topK, maxTokens, frames, port *widget.Entry
-	thinking, login, api          *widget.Check
-	budget, fps, longChats        *widget.Select
-	hotkey, modelsDir             *widget.Entry
-	status                        *widget.Label
-	loaded                        Settings
+	model                *widget.Select
+	modelIDs             map[string]string // shown name → id
+	system               *widget.Entry
+	gen                  *modelSettings
+	port                 *widget.Entry
+	thinking, login, api *widget.Check
+	longChats            *widget.Select
+	hotkey, modelsDir    *widget.Entry
+	status               *widget.Label
+	loaded               Settings
 }
 
 func newSettingsView(e *env, win fyne.Window) *settingsView {
@@ -42,25 +40,13 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.system.Wrapping = fyne.TextWrapWord
 	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
 	v.system.SetMinRowsVisible(3)
-	v.tempVal, v.topPVal = widget.NewLabel(""), widget.NewLabel("")
-	v.temp = widget.NewSlider(0, 2)
-	v.temp.Step = 0.05
-	v.temp.OnChanged = func(f float64) { v.tempVal.SetText(fmt.Sprintf("%.2f", f)) }
-	v.topP = widget.NewSlider(0.05, 1)
-	v.topP.Step = 0.05
-	v.topP.OnChanged = func(f float64) { v.topPVal.SetText(fmt.Sprintf("%.2f", f)) }
-	v.topK, v.maxTokens, v.frames, v.port = widget.NewEntry(), widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
+	v.gen = newModelSettings(e.budgets)
+	v.port = widget.NewEntry()
 	v.thinking = widget.NewCheck("Let the model think before it answers (shown under Thoughts)", nil)
-	var budgets []string
-	for _, b := range ImageBudgets {
-		budgets = append(budgets, fmt.Sprintf("%d tokens", b))
-	}
-	v.budget = widget.NewSelect(budgets, nil)
-	v.fps = widget.NewSelect([]string{"0.5", "1", "2", "4"}, nil)
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
 	v.hotkey = widget.NewEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
-	v.login = widget.NewCheck("Open Perch in the menubar when I log in", nil)
+	v.login = widget.NewCheck(platformText("Open Perch in the menubar when I log in", "Start Perch when I log in"), nil)
 	if !e.loginSupported {
 		v.login.Disable()
 	}
@@ -73,29 +59,29 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 			}
 		}, win)
 	})
-	v.api = widget.NewCheck("Serve an OpenAI-compatible API on this Mac only (localhost)", nil)
+	v.api = widget.NewCheck(platformText("Serve an OpenAI-compatible API on this Mac only (localhost)",
+		"Serve an OpenAI-compatible API on this computer only (localhost)"), nil)
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 
-	withValue := func(s *widget.Slider, l *widget.Label) fyne.CanvasObject {
-		return container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(48, 36), l), s)
-	}
 	model := form(
 		"Default model", v.model,
 		"System prompt", v.system,
 		"Thinking", v.thinking,
 		"Long chats", v.longChats,
 	)
+	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.gen.reset)
+	useDefaults.Importance = widget.LowImportance
 	gen := form(
-		"Temperature", withValue(v.temp, v.tempVal),
-		"Top-p", withValue(v.topP, v.topPVal),
-		"Top-k", v.topK,
-		"Max tokens", v.maxTokens,
+		"Temperature", v.gen.temp,
+		"Top-p", v.gen.topP,
+		"Top-k", v.gen.topK,
+		"Max tokens", v.gen.maxTokens,
 	)
 	media := form(
-		"Image detail", v.budget,
-		"Video frames/s", v.fps,
-		"Max video frames", v.frames,
+		"Image detail", v.gen.budget,
+		"Video frames/s", v.gen.fps,
+		"Max video frames", v.gen.frames,
 	)
 	app := form(
 		"Quick-ask hotkey", v.hotkey,
@@ -109,11 +95,14 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	revert := widget.NewButton("Revert", v.load)
 	body := container.NewVBox(
 		heading("Settings"),
-		section("Model", model), section("Generation", gen), section("Media", media), section("App", app),
+		section("Model", model), section("Generation", gen), section("Media", media),
+		container.NewHBox(useDefaults), section("App", app),
 		v.status,
 		container.NewHBox(layout.NewSpacer(), revert, save),
 	)
 	v.root = container.NewVScroll(container.NewPadded(body))
+	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
+	v.gen.showDefaults(e.model.State().Defaults)
 	v.load()
 	return v
 }
@@ -190,18 +179,12 @@ func (v *settingsView) load() {
 		}
 	}
 	v.system.SetText(s.SystemPrompt)
-	v.temp.SetValue(s.Temperature)
-	v.topP.SetValue(s.TopP)
-	v.topK.SetText(strconv.Itoa(s.TopK))
-	v.maxTokens.SetText(strconv.Itoa(s.MaxTokens))
+	v.gen.set(s)
 	v.thinking.SetChecked(s.Thinking)
 	v.longChats.SetSelected(longChatTrim)
 	if s.ContextPolicy == AskFirst {
 		v.longChats.SetSelected(longChatAsk)
 	}
-	v.budget.SetSelected(fmt.Sprintf("%d tokens", s.ImageTokens))
-	v.fps.SetSelected(strconv.FormatFloat(s.VideoFPS, 'f', -1, 64))
-	v.frames.SetText(strconv.Itoa(s.MaxFrames))
 	v.hotkey.SetText(s.Hotkey)
 	v.login.SetChecked(s.LaunchAtLogin)
 	v.modelsDir.SetText(s.ModelsDir)
@@ -224,19 +207,12 @@ func (v *settingsView) read() (Settings, error) {
 	}
 	s.DefaultModel = v.modelIDs[v.model.Selected]
 	s.SystemPrompt = strings.TrimSpace(v.system.Text)
-	s.Temperature, s.TopP = math.Round(v.temp.Value*100)/100, math.Round(v.topP.Value*100)/100
-	num("top-k", v.topK, &s.TopK)
-	num("max tokens", v.maxTokens, &s.MaxTokens)
+	bad = append(bad, v.gen.read(&s)...)
 	s.Thinking = v.thinking.Checked
 	s.ContextPolicy = TrimOldest
 	if v.longChats.Selected == longChatAsk {
 		s.ContextPolicy = AskFirst
 	}
-	fmt.Sscanf(v.budget.Selected, "%d", &s.ImageTokens)
-	if f, err := strconv.ParseFloat(v.fps.Selected, 64); err == nil {
-		s.VideoFPS = f
-	}
-	num("max video frames", v.frames, &s.MaxFrames)
 	s.Hotkey = strings.TrimSpace(v.hotkey.Text)
 	if h, err := ParseHotkey(s.Hotkey); err == nil {
 		s.Hotkey = h.String()
@@ -254,7 +230,7 @@ func (v *settingsView) read() (Settings, error) {
 func (v *settingsView) save() {
 	s, err := v.read()
 	if err == nil {
-		err = s.Validate()
+		err = s.Validate(v.env.budgets)
 	}
 	if err == nil {
 		err = v.env.settings.Save(s)

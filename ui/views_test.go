@@ -2,6 +2,7 @@ package ui
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -60,19 +61,26 @@ func TestQuickAskEscapeCloses(t *testing.T) {
 	}
 }
 
-func TestSettingsPersist(t *testing.T) {
+func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
+	h.ui.env.budgets = []int{70, 140, 280, 560, 1120}
+	h.model.set(ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true, Vision: true,
+		Defaults: &ModelDefaults{Temperature: 1, TopP: 0.95, TopK: 64, ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, MaxTokens: 2048}})
+	h.loop.drain()
 	mw.ShowSettings()
 	v := mw.settings
-	if v.temp.Value != 1.0 || v.hotkey.Text != DefaultHotkey || v.budget.Selected != "280 tokens" {
-		t.Fatalf("defaults shown: temp %v hotkey %q budget %q", v.temp.Value, v.hotkey.Text, v.budget.Selected)
+	g := v.gen
+	// Nothing set: empty fields showing the model's own values.
+	if g.temp.Text != "" || g.temp.PlaceHolder != "Model default · 1" || g.topK.PlaceHolder != "Model default · 64" ||
+		g.budget.SelectedIndex() != 0 || g.budget.Selected != "Model default · 280 tokens" || v.hotkey.Text != DefaultHotkey {
+		t.Fatalf("defaults shown: temp %q/%q top-k %q budget %q", g.temp.Text, g.temp.PlaceHolder, g.topK.PlaceHolder, g.budget.Selected)
 	}
-	v.temp.SetValue(0.4)
+	g.temp.SetText("0.4")
 	v.system.SetText("Answer like a pirate.")
 	v.thinking.SetChecked(true)
-	v.budget.SetSelected("1120 tokens")
-	v.topK.SetText("40")
+	g.budget.SetSelected("1120 tokens")
+	g.topK.SetText("40")
 	v.hotkey.SetText("ctrl+shift+space")
 	var applied []Settings
 	h.ui.env.applySettings = func(old, new Settings) error { applied = append(applied, old, new); return nil }
@@ -83,28 +91,58 @@ func TestSettingsPersist(t *testing.T) {
 	if len(applied) != 2 || applied[0].Hotkey != DefaultHotkey || applied[1].Hotkey != "Ctrl+Shift+Space" {
 		t.Fatalf("apply got %+v", applied)
 	}
-	// A fresh store over the same preferences reads what was saved.
+	// A fresh store over the same preferences reads what was saved, and
+	// what was left alone is still unset.
 	got := PrefsSettings{P: h.app.Preferences()}.Load()
 	want := DefaultSettings()
 	want.Temperature, want.SystemPrompt, want.Thinking, want.ImageTokens, want.TopK, want.Hotkey =
-		0.4, "Answer like a pirate.", true, 1120, 40, "Ctrl+Shift+Space"
-	if got != want {
+		Ptr(0.4), "Answer like a pirate.", true, Ptr(1120), Ptr(40), "Ctrl+Shift+Space"
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("loaded %+v\nwant   %+v", got, want)
+	}
+	if got.TopP != nil || got.MaxTokens != nil || got.VideoFPS != nil || got.MaxFrames != nil {
+		t.Fatal("settings never touched came back set")
 	}
 	// And a fresh view shows it.
 	v2 := newSettingsView(h.ui.env, mw.Window)
-	if v2.temp.Value != 0.4 || !v2.thinking.Checked || v2.hotkey.Text != "Ctrl+Shift+Space" || v2.topK.Text != "40" {
-		t.Fatalf("reopened view: temp %v thinking %v hotkey %q", v2.temp.Value, v2.thinking.Checked, v2.hotkey.Text)
+	if v2.gen.temp.Text != "0.4" || !v2.thinking.Checked || v2.hotkey.Text != "Ctrl+Shift+Space" || v2.gen.topK.Text != "40" ||
+		v2.gen.topP.Text != "" || v2.gen.budget.Selected != "1120 tokens" {
+		t.Fatalf("reopened view: temp %q top-p %q hotkey %q", v2.gen.temp.Text, v2.gen.topP.Text, v2.hotkey.Text)
 	}
 	// Bad input is refused with the reason, and nothing changes.
 	v2.hotkey.SetText("Space")
-	v2.maxTokens.SetText("lots")
+	v2.gen.maxTokens.SetText("lots")
 	v2.save()
 	if !strings.HasPrefix(v2.status.Text, "Not saved: max tokens must be a whole number") {
 		t.Fatalf("status = %q", v2.status.Text)
 	}
-	if (PrefsSettings{P: h.app.Preferences()}).Load() != want {
+	if !reflect.DeepEqual((PrefsSettings{P: h.app.Preferences()}).Load(), want) {
 		t.Fatal("invalid settings were saved")
+	}
+	// "Use the model's defaults" unsets them all again.
+	v2.load()
+	v2.gen.reset()
+	v2.save()
+	got = PrefsSettings{P: h.app.Preferences()}.Load()
+	if got.Temperature != nil || got.TopK != nil || got.ImageTokens != nil || got.SystemPrompt != "Answer like a pirate." {
+		t.Fatalf("after reset: %+v", got)
+	}
+}
+
+// Preferences written by the first version (every value stored, the old
+// hard-coded defaults among them) read as unset where they were defaults.
+func TestOldPreferencesForgetHardCodedDefaults(t *testing.T) {
+	a := test.NewTempApp(t)
+	p := a.Preferences()
+	p.SetString(prefix+"hotkey", "Option+Space")
+	p.SetFloat(prefix+"temperature", 1)
+	p.SetFloat(prefix+"topP", 0.95)
+	p.SetInt(prefix+"topK", 40) // the user's own
+	p.SetInt(prefix+"maxTokens", 4096)
+	p.SetInt(prefix+"imageTokens", 280)
+	s := PrefsSettings{P: p}.Load()
+	if s.Temperature != nil || s.TopP != nil || s.MaxTokens != nil || s.ImageTokens != nil || s.TopK == nil || *s.TopK != 40 {
+		t.Fatalf("upgraded settings = %+v", s)
 	}
 }
 

@@ -23,6 +23,9 @@ type Deps struct {
 	ApplySettings      func(old, new Settings) error
 	LoginItemSupported bool
 	Icon               fyne.Resource // the app icon, for the welcome page
+	// ImageBudgets are the image budgets the engine takes (the settings'
+	// choices; nil: not checked).
+	ImageBudgets []int
 	// Teaching (nil: no Teach page, no feedback buttons).
 	Teacher  Teacher
 	Adapters Adapters
@@ -44,6 +47,7 @@ type env struct {
 	teacher        Teacher
 	adapters       Adapters
 	feedback       Feedback
+	budgets        []int
 	do             func(func())
 	run            func(func())
 }
@@ -75,7 +79,7 @@ func New(a fyne.App, d Deps) *UI {
 func build(a fyne.App, d Deps, do, run func(func())) *UI {
 	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
 		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run,
-		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback}
+		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback, budgets: d.ImageBudgets}
 	u := &UI{env: e}
 	u.Main = newMainWindow(e)
 	return u

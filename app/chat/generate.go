@@ -268,14 +268,14 @@ func (s *Service) request(convID, answerID string) (convRequest, error) {
 	if err != nil {
 		return convRequest{}, err
 	}
-	temp, topP, topK := float32(st.Temperature), float32(st.TopP), st.TopK
+	// Only what the user set goes; the rest is the model's own default.
 	cr := convRequest{req: engine.Request{
-		Sampling:       engine.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK},
-		MaxTokens:      st.MaxTokens,
+		Sampling:       engine.Sampling{Temperature: f32(st.Temperature), TopP: f32(st.TopP), TopK: st.TopK},
+		MaxTokens:      orZero(st.MaxTokens),
 		EnableThinking: st.Thinking,
-		MaxSoftTokens:  st.ImageTokens,
-		VideoFPS:       st.VideoFPS,
-		MaxFrames:      st.MaxFrames,
+		MaxSoftTokens:  orZero(st.ImageTokens),
+		VideoFPS:       orZero(st.VideoFPS),
+		MaxFrames:      orZero(st.MaxFrames),
 	}}
 	if st.SystemPrompt != "" {
 		cr.req.Messages = append(cr.req.Messages, engine.Text(engine.RoleSystem, st.SystemPrompt))

@@ -95,7 +95,8 @@ func (r *Runtime) Select(id string) error {
 	}
 	r.closeLocked()
 	r.dir = loc.Dir
-	r.setLocked(ui.ModelState{ID: id, Name: loc.Name, Vision: loc.Vision, Audio: loc.Audio, Video: loc.Video})
+	r.setLocked(ui.ModelState{ID: id, Name: loc.Name, Vision: loc.Vision, Audio: loc.Audio, Video: loc.Video,
+		Defaults: modelDefaults(loc.Dir)})
 	return nil
 }
 

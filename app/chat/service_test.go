@@ -43,8 +43,9 @@ func TestSendSavesUserTurnThenStreamsAndSavesAnswer(t *testing.T) {
 	}
 	// The engine got the conversation and the settings.
 	req := eng.lastRequest()
-	if len(req.Messages) != 1 || req.Messages[0].Content[0].Text != "Say hello\nplease" || *req.Sampling.TopK != 64 ||
-		req.MaxSoftTokens != 280 {
+	// Untouched settings send no override: the engine applies the model's own.
+	if len(req.Messages) != 1 || req.Messages[0].Content[0].Text != "Say hello\nplease" || req.Sampling != (engine.Sampling{}) ||
+		req.MaxSoftTokens != 0 || req.MaxTokens != 0 || req.VideoFPS != 0 || req.MaxFrames != 0 {
 		t.Fatalf("request: %+v", req)
 	}
 }
@@ -54,7 +55,7 @@ func TestRequestCarriesSystemPromptAttachmentsAndHistory(t *testing.T) {
 	f := newFixture(t, eng, e2b)
 	f.set.SystemPrompt = "Be brief."
 	f.set.Thinking = true
-	f.set.Temperature = 0.3
+	f.set.Temperature = ui.Ptr(0.3)
 	png := pngBytes(t, 40, 30)
 	att, err := f.svc.AttachFile(writeTemp(t, "dot.png", png))
 	if err != nil {

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"perch/engine/gemma4"
+	"perch/engine/sample"
+	"perch/media/video"
+)
+
+// DefaultMaxTokens is an answer's length when neither the request nor
+// Options say.
+const DefaultMaxTokens = 2048
+
+// Defaults are what a model does with a request that leaves a setting out:
+// generation_config.json's sampling, its processor's image budget, the
+// video sampling and the answer length. Apps show them beside settings the
+// user has not set, and send nothing for those.
+type Defaults struct {
+	Temperature float64 // 0 with Greedy
+	TopP        float64 // 0: off
+	TopK        int     // 0: off
+	Greedy      bool    // do_sample false, or no generation_config.json
+	ImageTokens int     // 0: the model cannot see
+	VideoFPS    float64
+	MaxFrames   int
+	MaxTokens   int
+}
+
+// ImageBudgets are the image soft-token budgets a request may ask for.
+func ImageBudgets() []int { return gemma4.ImageBudgets() }
+
+// ReadDefaults reads the defaults of the model folder dir without loading it.
+func ReadDefaults(dir string) (Defaults, error) {
+	g, err := loadGenerationConfig(dir)
+	if err != nil {
+		return Defaults{}, err
+	}
+	v := video.Options{}.WithDefaults()
+	d := Defaults{VideoFPS: v.FPS, MaxFrames: v.MaxFrames, MaxTokens: DefaultMaxTokens}
+	if d.ImageTokens, err = gemma4.DefaultImageTokens(dir); err != nil {
+		return Defaults{}, err
+	}
+	p := samplingDefaults(g)
+	d.Temperature, d.TopP, d.TopK = float64(p.Temperature), float64(p.TopP), p.TopK
+	d.Greedy = p.Temperature == 0
+	return d, nil
+}
+
+// samplingDefaults are generation_config's sampling (Gemma-4 ships 1.0 /
+// 0.95 / 64); without a config, or with do_sample false, greedy.
+func samplingDefaults(g *GenerationConfig) sample.Params {
+	p := sample.Params{RepetitionContext: 20}
+	if g.DoSample == nil || *g.DoSample {
+		if g.Temperature != nil {
+			p.Temperature = *g.Temperature
+		}
+		if g.TopP != nil {
+			p.TopP = *g.TopP
+		}
+		if g.TopK != nil {
+			p.TopK = *g.TopK
+		}
+	}
+	return p
+}
