@@ -182,6 +182,9 @@ func (t *Tape) Softplus(x tensor.Tensor) tensor.Tensor {
 // dy/dx = (1+tanh u)/2 + x·(1-tanh²u)·c·(1 + 3·0.044715x²)/2.
 func (t *Tape) GeluTanh(x tensor.Tensor) tensor.Tensor {
 	return t.unary(x, t.b.GeluTanh, func(g, x, _ tensor.Tensor) tensor.Tensor {
+		if f := t.fused(); f != nil {
+			return f.GeluTanhGrad(x, g)
+		}
 		b := t.b
 		c := math.Sqrt(2 / math.Pi)
 		x2 := b.Mul(x, x)

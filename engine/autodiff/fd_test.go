@@ -62,12 +62,15 @@ func TestFiniteDifferences(t *testing.T) {
 	}
 	for name, nb := range backends {
 		for _, c := range fdCases() {
-			t.Run(name+"/"+c.name, func(t *testing.T) { checkFD(t, nb(t), c) })
+			t.Run(name+"/"+c.name, func(t *testing.T) { checkFD(t, nb(t), c, autodiff.New) })
+			if name == "go" { // the Go backend's fused gradients against the composed ones
+				t.Run(name+"-composed/"+c.name, func(t *testing.T) { checkFD(t, nb(t), c, autodiff.NewComposed) })
+			}
 		}
 	}
 }
 
-func checkFD(t *testing.T, b tensor.Backend, c fdCase) {
+func checkFD(t *testing.T, b tensor.Backend, c fdCase, newTape func(tensor.Backend) *autodiff.Tape) {
 	rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
 	vals := make([][]float32, len(c.in))
 	for i, in := range c.in {
@@ -112,7 +115,7 @@ func checkFD(t *testing.T, b tensor.Backend, c fdCase) {
 		return s
 	}
 
-	tape := autodiff.New(b)
+	tape := newTape(b)
 	xs := build(b, vals)
 	params := make([]*autodiff.Var, len(xs))
 	for i := range xs {
@@ -284,6 +287,8 @@ func fdCases() []fdCase {
 		}),
 		bin("MatMul batched", f32(2, 3, 4), f32(4, 5), tensor.Backend.MatMul),
 		bin("MatMul both", f32(2, 1, 3, 4), f32(1, 2, 4, 2), tensor.Backend.MatMul),
+		bin("MatMul LoRA-shaped", f32(1, 9, 16), f32(16, 2), tensor.Backend.MatMul), // dB by (gᵀ·a)ᵀ
+		bin("MatMul wide b", f32(1, 2, 3), f32(3, 40), tensor.Backend.MatMul),       // da by (b·gᵀ)ᵀ
 		unary("Linear dense", f32(1, 3, 8), func(b tensor.Backend, x tensor.Tensor) tensor.Tensor {
 			return b.Linear(x, denseLinear(b, 5, 8, 1))
 		}),

@@ -20,18 +20,33 @@ func (t *Tape) swapLast(x tensor.Tensor) tensor.Tensor {
 	return t.b.Transpose(x, perm...)
 }
 
-// MatMul: da = g·bᵀ, db = aᵀ·g (summed over broadcast batch axes).
+// MatMul: da = g·bᵀ, db = aᵀ·g (summed over broadcast batch axes). Each
+// is computed as written or transposed, (b·gᵀ)ᵀ and (gᵀ·a)ᵀ, whichever
+// copies fewer values: for a LoRA update x·A the gradient of A then
+// transposes the thin g and result instead of the activations x.
 func (t *Tape) MatMul(a, b tensor.Tensor) tensor.Tensor {
 	av, an := un(a)
 	bv, bn := un(b)
 	y := t.b.MatMul(av, bv)
 	return t.record(y, []*Var{an, bn}, func(g tensor.Tensor) []tensor.Tensor {
+		bb := t.b
 		out := []tensor.Tensor{nil, nil}
+		gs := tensor.Size(g)
 		if an != nil {
-			out[0] = t.unbroadcast(t.b.MatMul(g, t.swapLast(bv)), av.Shape())
+			if tensor.Size(bv) <= gs+tensor.Size(av) {
+				out[0] = bb.MatMul(g, t.swapLast(bv))
+			} else {
+				out[0] = t.swapLast(bb.MatMul(bv, t.swapLast(g)))
+			}
+			out[0] = t.unbroadcast(out[0], av.Shape())
 		}
 		if bn != nil {
-			out[1] = t.unbroadcast(t.b.MatMul(t.swapLast(av), g), bv.Shape())
+			if tensor.Size(av) <= gs+tensor.Size(bv) {
+				out[1] = bb.MatMul(t.swapLast(av), g)
+			} else {
+				out[1] = t.swapLast(bb.MatMul(t.swapLast(g), av))
+			}
+			out[1] = t.unbroadcast(out[1], bv.Shape())
 		}
 		return out
 	})
@@ -129,7 +144,9 @@ func (t *Tape) RMSNorm(x, w tensor.Tensor, eps float32) tensor.Tensor {
 		if wv != nil {
 			gw = b.Mul(g, wv)
 		}
-		if xn != nil {
+		if f := t.fused(); xn != nil && f != nil {
+			out[0] = f.RMSNormGrad(xv, wv, g, eps)
+		} else if xn != nil {
 			dot := b.Mean(b.Mul(gw, xv), -1, true)
 			out[0] = b.Mul(r, b.Sub(gw, b.Mul(xv, b.Mul(b.Mul(r, r), dot))))
 		}
@@ -220,7 +237,7 @@ func (t *Tape) sdpaBack(g, q, k, v tensor.Tensor, scale float32, mask tensor.Mas
 	gO := b.Reshape(g32, B, Hk, G*L, Dv)
 	dv := b.MatMul(t.swapLast(p), gO)
 	dp := b.MatMul(gO, t.swapLast(v32))
-	ds := b.Mul(p, b.Sub(dp, b.Sum(b.Mul(dp, p), -1, true)))
+	ds := t.softmaxGrad(p, dp)
 	ds = b.Mul(ds, sc)
 	dq := b.Reshape(b.MatMul(ds, k32), B, Hq, L, D)
 	dk := b.MatMul(t.swapLast(ds), qg)
@@ -257,4 +274,13 @@ func (t *Tape) Conv1D(x, w tensor.Tensor, stride, padding, groups int) tensor.Te
 func (t *Tape) Conv2D(x, w tensor.Tensor, strideH, strideW, padH, padW int) tensor.Tensor {
 	t.noGrad("Conv2D", x, w)
 	return t.b.Conv2D(Value(x), Value(w), strideH, strideW, padH, padW)
+}
+
+// softmaxGrad is y·(g − Σ g·y) over the last axis.
+func (t *Tape) softmaxGrad(y, g tensor.Tensor) tensor.Tensor {
+	if f := t.fused(); f != nil {
+		return f.SoftmaxGrad(y, g)
+	}
+	b := t.b
+	return b.Mul(y, b.Sub(g, b.Sum(b.Mul(g, y), -1, true)))
 }

@@ -173,6 +173,9 @@ func (t *Tape) TakeAlong(x, idx tensor.Tensor, axis int) tensor.Tensor {
 			}
 		}
 		perm = append(perm, a)
+		if f := t.fused(); f != nil && a == r-1 && sameShape(iv.Shape(), g.Shape()) && sameShape(g.Shape()[:r-1], xs[:r-1]) {
+			return []tensor.Tensor{f.TakeAlongGrad(g, iv, xs)}
+		}
 		gi, ii := g, iv
 		if a != r-1 {
 			gi, ii = b.Transpose(g, perm...), b.Transpose(iv, perm...)
@@ -276,6 +279,9 @@ func (t *Tape) Softmax(x tensor.Tensor, axis int) tensor.Tensor {
 	xv, xn := un(x)
 	y := t.b.Softmax(xv, axis)
 	return t.record(y, []*Var{xn}, func(g tensor.Tensor) []tensor.Tensor {
+		if normAxis(axis, len(y.Shape())) == len(y.Shape())-1 {
+			return []tensor.Tensor{t.softmaxGrad(y, g)}
+		}
 		b := t.b
 		return []tensor.Tensor{b.Mul(y, b.Sub(g, b.Sum(b.Mul(g, y), axis, true)))}
 	})

@@ -27,6 +27,8 @@ type Tape struct {
 	err   error
 	bytes int64 // bytes of the recorded values
 	peak  int64
+	// composed: do not use the backend's fused gradients (fused.go).
+	composed bool
 }
 
 // Var is a value that depends on a parameter.

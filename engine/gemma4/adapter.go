@@ -101,8 +101,9 @@ func (m *Text) linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if lo.Dropout != nil {
 		x = b.Mul(x, lo.Dropout)
 	}
-	z := b.MatMul(b.MatMul(x, lo.A), lo.B)
-	z = b.Mul(b.Scalar(lo.Scale, z.DType()), z)
+	// scale·((x·A)·B), the scale applied to the thin x·A (the same product).
+	xa := b.MatMul(x, lo.A)
+	z := b.MatMul(b.Mul(xa, b.Scalar(lo.Scale, xa.DType())), lo.B)
 	if z.DType() != y.DType() {
 		z = b.AsType(z, y.DType())
 	}
