@@ -14,25 +14,47 @@ type attnArgs struct {
 	mb              []bool
 	mf              []float32
 	ms              []int
+	kT              []float32 // keys packed by sdpaFast
 }
 
 // sdpaFast computes SDPA by blocks of kern.nr query rows that share a KV
 // head: the rows of the group's query heads, position-major (row r is
 // position r/group of head r%group), so K and V are read once per block.
-// Per block: scoresᵀ = K·(q·scale)ᵀ with kern.gemm (keys as A rows), masks,
+// Per block: scores = (q·scale)·Kᵀ with kern.gemm (query rows as A, keys
+// packed transposed as B), masks,
 // softmax per row (softmaxFast, bit-identical to softmaxLine) over the keys
 // the causal mask leaves to the block, then out = P·V with kern.gemm. Only
 // the dot products' summation order differs from the plain path; masks,
 // GQA, fully masked rows (NaN) and S = 0 (zeros) behave as there.
 func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 	group := a.Hq / a.Hk
-	rows, nr := group*a.L, kern.nr // a block is nr query rows: one packed tile of qᵀ
+	rows, nr := group*a.L, kern.nr // a block is nr query rows
 	nb := (rows + nr - 1) / nr
 	tasks := a.B * a.Hk * nb
+	// Keys packed transposed per KV head, [⌈S/nr⌉][D][nr] (zero-padded), so
+	// that each 6×nr block of scores comes out as 6 contiguous runs.
+	// One query position (decode) reads the keys once as they are.
+	kt := (a.S + nr - 1) / nr
+	if a.L > 1 {
+		a.kT = make([]float32, a.B*a.Hk*kt*a.D*nr)
+	}
+	b.pool.each(len(a.kT)/max(a.D*nr, 1), 1, func(_, lo, hi int) {
+		for t := lo; t < hi; t++ {
+			head, tile := t/kt, t%kt
+			src := a.k[head*a.S*a.D:]
+			dst := a.kT[t*a.D*nr:][:a.D*nr]
+			for j := 0; j < nr && tile*nr+j < a.S; j++ {
+				row := src[(tile*nr+j)*a.D:][:a.D]
+				for d, v := range row {
+					dst[d*nr+j] = v
+				}
+			}
+		}
+	})
 	scratch := make([][]float32, b.pool.n)
 	b.pool.each(tasks, 1, func(worker, lo, hi int) {
 		if scratch[worker] == nil {
-			scratch[worker] = make([]float32, nr*(a.D+a.S+a.S))
+			scratch[worker] = make([]float32, nr*(2*a.D+a.S+a.S))
 		}
 		buf := scratch[worker]
 		for t := lo; t < hi; t++ {
@@ -47,9 +69,8 @@ func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 	group, nr := a.Hq/a.Hk, kern.nr
 	n := r1 - r0
-	qt := buf[:a.D*nr]             // (q·scale)ᵀ [D][nr]
+	qs := buf[:a.D*nr]             // q·scale [n][D]
 	scores := buf[a.D*nr:][:n*a.S] // [n][sMax]
-	clear(qt)
 	limit := func(r int) int {
 		if a.causal {
 			return min(max(a.S-a.L+r/group+1, 0), a.S)
@@ -61,7 +82,7 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 		l, h := (r0+j)/group, kh*group+(r0+j)%group
 		qrow := a.q[((bi*a.Hq+h)*a.L+l)*a.D:][:a.D]
 		for d, v := range qrow {
-			qt[nr*d+j] = v * a.scale
+			qs[j*a.D+d] = v * a.scale
 		}
 	}
 	if sMax == 0 { // no keys (zeros, as the plain path), or all masked (NaN)
@@ -77,19 +98,24 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 		}
 		return
 	}
-	kbase := (bi*a.Hk + kh) * a.S * a.D
 	vbase := (bi*a.Hk + kh) * a.S * a.Dv
 	var rowsA [6][]float32
 	var c gemmOut
-	for s0 := 0; s0 < sMax; s0 += 6 {
-		m := min(6, sMax-s0)
+	if a.kT == nil {
+		a.scoresByKeys(bi, kh, n, sMax, qs, scores, buf[nr*(a.D+2*a.S):])
+	}
+	kt := (a.S + nr - 1) / nr
+	// scores [n, sMax] = (q·scale) [n, D] · Kᵀ, 6 query rows by nr keys.
+	for i0 := 0; a.kT != nil && i0 < n; i0 += 6 {
+		m := min(6, n-i0)
 		for i := 0; i < 6; i++ {
-			rowsA[i] = a.k[kbase+(s0+min(i, m-1))*a.D:][:a.D]
+			rowsA[i] = qs[(i0+min(i, m-1))*a.D:][:a.D]
 		}
-		kern.gemm(&rowsA, qt, nr, a.D, n, &c)
-		for i := 0; i < m; i++ {
-			for j := 0; j < n; j++ {
-				scores[j*sMax+s0+i] = c[32*i+j]
+		for t := 0; t*nr < sMax; t++ {
+			cols := min(nr, sMax-t*nr)
+			kern.gemm(&rowsA, a.kT[((bi*a.Hk+kh)*kt+t)*a.D*nr:], nr, a.D, cols, &c)
+			for i := 0; i < m; i++ {
+				copy(scores[(i0+i)*sMax+t*nr:][:cols], c[32*i:])
 			}
 		}
 	}
@@ -141,6 +167,36 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 				a.outRow(out, bi, kh, r0+i0+i, func(o []float32) {
 					copy(o[nr*ct:nr*ct+cols], c[32*i:])
 				})
+			}
+		}
+	}
+}
+
+// scoresByKeys sets scores [n, sMax] with keys as the A rows, 6 at a
+// time, against the block's scaled queries qs [n][D] transposed into qt
+// [D][nr]: for one query position, where packing the keys would cost more
+// than it saves.
+func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
+	nr := kern.nr
+	qt = qt[:a.D*nr]
+	clear(qt)
+	for j := 0; j < n; j++ {
+		for d := 0; d < a.D; d++ {
+			qt[nr*d+j] = qs[j*a.D+d]
+		}
+	}
+	kbase := (bi*a.Hk + kh) * a.S * a.D
+	var rowsA [6][]float32
+	var c gemmOut
+	for s0 := 0; s0 < sMax; s0 += 6 {
+		m := min(6, sMax-s0)
+		for i := 0; i < 6; i++ {
+			rowsA[i] = a.k[kbase+(s0+min(i, m-1))*a.D:][:a.D]
+		}
+		kern.gemm(&rowsA, qt, nr, a.D, n, &c)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				scores[j*sMax+s0+i] = c[32*i+j]
 			}
 		}
 	}
