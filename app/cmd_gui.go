@@ -16,6 +16,7 @@ func init() {
 // screenshot, make bench) rather than for people.
 type guiFlags struct {
 	hidden      bool     // start in the menubar only
+	quickAsk    bool     // open the quick-ask popup once started
 	dataDir     string   // history folder (default: the OS's app-data folder)
 	model       string   // model folder or repo to use (default: the saved choice)
 	attach      []string // files attached as a drop would
@@ -34,7 +35,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runGUI(args []string) int {
 	var f guiFlags
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
-	fs.BoolVar(&f.hidden, "hidden", false, "start in the menubar without opening the window")
+	fs.BoolVar(&f.hidden, "hidden", false, "start in the menubar or tray without opening the window (with no tray, the window opens)")
+	fs.BoolVar(&f.quickAsk, "quick-ask", false, "open the quick-ask popup once started")
 	fs.StringVar(&f.dataDir, "data-dir", os.Getenv("PERCH_DATA_DIR"), "folder for chat history (default: the OS's app-data folder)")
 	fs.StringVar(&f.model, "model", os.Getenv("PERCH_MODEL"), "model folder or Hugging Face repo to use")
 	fs.Var((*listFlag)(&f.attach), "attach", "attach a file to the first message, as a drop would (repeatable)")

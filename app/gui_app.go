@@ -58,6 +58,24 @@ func startGUI(f guiFlags) int {
 	if dir == "" {
 		dir = dataDir()
 	}
+	inst, err := claimInstance(dir)
+	if errors.Is(err, errRunning) {
+		// A second launch raises the first (perch quick-ask opens its popup).
+		cmd := cmdShow
+		if f.quickAsk {
+			cmd = cmdQuickAsk
+		}
+		if err := askInstance(dir, cmd); err != nil {
+			fmt.Fprintf(os.Stderr, "perch: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "perch: %v\n", err)
+		return 1
+	}
+	defer inst.Close()
 	var warnings []string
 	store, rec, err := history.Open(dir)
 	switch {
@@ -97,7 +115,7 @@ func startGUI(f guiFlags) int {
 	})
 	mw := g.ui.Main.Window
 	mw.SetMaster()
-	g.trayOK = trayHostPresent() && g.ui.InstallTray(assets.TrayIcon, s.Hotkey, ui.TrayActions{
+	g.trayOK = trayHostPresent() && g.ui.InstallTray(assets.TrayIcon, "", ui.TrayActions{
 		QuickAsk: g.showQuickAsk,
 		Open:     g.showMain,
 		Settings: func() { g.showMain(); g.ui.Main.ShowSettings() },
@@ -108,10 +126,10 @@ func startGUI(f guiFlags) int {
 		mw.SetCloseIntercept(mw.Hide)
 	}
 	a.Lifecycle().SetOnStarted(func() {
-		if hotkeySupported {
-			if err := g.hotkey.Set(s.Hotkey, g.hotkeyPressed, g.hotkeyFailed); err != nil {
-				warnings = append(warnings, "The quick-ask shortcut is off: "+err.Error())
-			}
+		inst.Serve(g.instanceCommand)
+		g.setHotkey(s.Hotkey, false)
+		if f.quickAsk {
+			g.showQuickAsk()
 		}
 		if s.LocalAPI {
 			if err := g.api.Set(true, s.LocalAPIPort); err != nil {
@@ -134,9 +152,11 @@ func startGUI(f guiFlags) int {
 		}
 	})
 	a.Lifecycle().SetOnStopped(g.hotkey.Off)
-	if !f.hidden {
+	// Hidden (launch at login) only where a tray icon leads back.
+	if !f.hidden || !g.trayOK {
 		mw.Show()
 	}
+
 	a.Run()
 	return exitCode
 }
@@ -175,10 +195,7 @@ func (g *gui) rememberModel(id string) {
 func (g *gui) applySettings(old, s ui.Settings) error {
 	var errs []error
 	if old.Hotkey != s.Hotkey {
-		if err := g.hotkey.Set(s.Hotkey, g.hotkeyPressed, g.hotkeyFailed); err != nil {
-			errs = append(errs, fmt.Errorf("the shortcut %s is not active: %w", s.Hotkey, err))
-		}
-		g.ui.SetHotkey(s.Hotkey)
+		g.setHotkey(s.Hotkey, true)
 	}
 	if old.LaunchAtLogin != s.LaunchAtLogin && g.login.Supported() {
 		if err := g.login.Set(s.LaunchAtLogin); err != nil {
@@ -210,14 +227,6 @@ func (g *gui) showMain() {
 }
 
 func (g *gui) showQuickAsk() { g.ui.QuickAsk().Show() }
-
-// hotkeyPressed toggles the quick-ask popup (from the hotkey's goroutine).
-func (g *gui) hotkeyPressed() { fyne.Do(func() { g.ui.QuickAsk().Toggle() }) }
-
-// hotkeyFailed tells the user the OS refused the shortcut.
-func (g *gui) hotkeyFailed(err error) {
-	fyne.Do(func() { dialog.ShowInformation("Quick-ask shortcut", err.Error(), g.ui.Main.Window) })
-}
 
 // engineOpener loads models (a variable so a development build can swap it).
 var engineOpener = openEngine

@@ -1,4 +1,4 @@
-//go:build !darwin && !(linux && x11hotkey)
+//go:build !darwin && !linux
 
 package main
 
@@ -8,16 +8,15 @@ import (
 	"perch/ui"
 )
 
-// On Linux the hotkey library opens the X display in its init and panics
-// without one, which would break every headless verb; builds tagged
-// x11hotkey include it. Elsewhere the quick-ask opens from the menubar.
+// Elsewhere than macOS and Linux there is no global shortcut; the
+// quick-ask opens from the tray or with perch quick-ask.
 type globalHotkey struct{}
 
 const hotkeySupported = false
 
-var errNoHotkey = errors.New("global shortcuts are available on macOS (on Linux build with -tags x11hotkey); open Quick Ask from the menubar")
+var errNoHotkey = errors.New("global shortcuts are not available here: bind a key to the command perch quick-ask")
 
-func (globalHotkey) Set(spec string, pressed func(), failed func(error)) error {
+func (globalHotkey) Set(spec string, pressed func(), done func(error)) error {
 	if _, err := ui.ParseHotkey(spec); err != nil {
 		return err
 	}

@@ -22,8 +22,9 @@ type Hotkey struct {
 	Key  string     // "Space", "A"–"Z", "0"–"9", "F1"–"F12", "Return", "Tab"
 }
 
-// DefaultHotkey opens the quick-ask popup.
-const DefaultHotkey = "Option+Space"
+// DefaultHotkey opens the quick-ask popup: ⌥Space on macOS (ChatGPT's);
+// elsewhere Alt+Space is the window menu, so Ctrl+Alt+Space.
+var DefaultHotkey = platformText("Option+Space", "Ctrl+Alt+Space")
 
 var modNames = map[string]Modifier{
 	"ctrl": ModCtrl, "control": ModCtrl, "⌃": ModCtrl, "^": ModCtrl,
@@ -108,13 +109,30 @@ func parseKey(p string) (string, error) {
 	return "", fmt.Errorf("unknown key %q (use Space, a letter, a digit, F1–F12, Return or Tab)", p)
 }
 
-// String writes the hotkey the way it parses: "Option+Space".
+// String writes the hotkey the way it parses, with the platform's key
+// names: "Option+Space" on macOS, "Ctrl+Alt+Space" elsewhere.
 func (h Hotkey) String() string {
 	parts := make([]string, 0, len(h.Mods)+1)
 	for _, m := range h.Mods {
-		parts = append(parts, string(m))
+		name := string(m)
+		if !onMac {
+			name = map[Modifier]string{ModOption: "Alt", ModCmd: "Super"}[m]
+			if name == "" {
+				name = string(m)
+			}
+		}
+		parts = append(parts, name)
 	}
 	return strings.Join(append(parts, h.Key), "+")
+}
+
+// Label is how menus show the hotkey: "⌥Space" on macOS, "Ctrl+Alt+Space"
+// elsewhere.
+func (h Hotkey) Label() string {
+	if onMac {
+		return h.Symbols()
+	}
+	return h.String()
 }
 
 // Symbols writes the hotkey as macOS menus show it: "⌥Space".

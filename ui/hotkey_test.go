@@ -21,11 +21,18 @@ func TestParseHotkey(t *testing.T) {
 			t.Errorf("ParseHotkey(%q): %v", in, err)
 			continue
 		}
+		if !onMac { // the platform's names
+			want = strings.NewReplacer("Option", "Alt", "Cmd", "Super").Replace(want)
+		}
 		if h.String() != want {
 			t.Errorf("ParseHotkey(%q) = %s, want %s", in, h, want)
 		}
 	}
-	if h, _ := ParseHotkey(DefaultHotkey); h.Symbols() != "⌥Space" {
+	h, _ := ParseHotkey(DefaultHotkey)
+	if want := platformText("⌥Space", "Ctrl+Alt+Space"); h.Label() != want {
+		t.Errorf("the default shortcut reads %q in menus, want %q", h.Label(), want)
+	}
+	if h, _ := ParseHotkey("Option+Space"); h.Symbols() != "⌥Space" {
 		t.Errorf("Symbols = %q", h.Symbols())
 	}
 	for in, wantErr := range map[string]string{

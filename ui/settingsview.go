@@ -29,6 +29,7 @@ type settingsView struct {
 	longChats            *widget.Select
 	hotkey, modelsDir    *widget.Entry
 	status               *widget.Label
+	hotkeyNote           *widget.Label
 	loaded               Settings
 }
 
@@ -46,6 +47,9 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
 	v.hotkey = widget.NewEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
+	v.hotkeyNote = widget.NewLabel("")
+	v.hotkeyNote.Wrapping = fyne.TextWrapWord
+	v.hotkeyNote.Importance = widget.LowImportance
 	v.login = widget.NewCheck(platformText("Open Perch in the menubar when I log in", "Start Perch when I log in"), nil)
 	if !e.loginSupported {
 		v.login.Disable()
@@ -84,7 +88,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		"Max video frames", v.gen.frames,
 	)
 	app := form(
-		"Quick-ask hotkey", v.hotkey,
+		"Quick-ask hotkey", container.NewVBox(v.hotkey, v.hotkeyNote),
 		"Launch at login", v.login,
 		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
 		"Local API", v.api,
@@ -101,6 +105,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		container.NewHBox(layout.NewSpacer(), revert, save),
 	)
 	v.root = container.NewVScroll(container.NewPadded(body))
+	v.showHotkeyState()
 	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
 	v.gen.showDefaults(e.model.State().Defaults)
 	v.load()
@@ -268,3 +273,21 @@ const (
 	longChatTrim = "Leave the oldest messages out of the model's view"
 	longChatAsk  = "Stop and ask me first"
 )
+
+// showHotkeyState says under the shortcut whether it works, and the command
+// a desktop shortcut can run instead.
+func (v *settingsView) showHotkeyState() {
+	e := v.env
+	switch {
+	case e.hotkeyActive != "":
+		h, _ := ParseHotkey(e.hotkeyActive)
+		v.hotkeyNote.SetText(h.Label() + " opens Quick Ask from any app.")
+	case e.hotkeyErr != nil:
+		v.hotkeyNote.SetText("Not active: " + e.hotkeyErr.Error() + ".")
+	default:
+		v.hotkeyNote.SetText("")
+	}
+	if !onMac {
+		v.hotkeyNote.SetText(strings.TrimSpace(v.hotkeyNote.Text + " A desktop shortcut can also run: perch quick-ask"))
+	}
+}

@@ -24,7 +24,8 @@ type TrayActions struct {
 	Quit     func()
 }
 
-// InstallTray puts Perch's icon and menu in the menubar. It returns false
+// InstallTray puts Perch's icon and menu in the menubar; hotkey is the
+// shortcut already active ("" none yet: SetHotkey tells). It returns false
 // when the platform has no tray API; a tray host that is missing at run
 // time (a Linux session without one) only logs, it never fails.
 func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bool {
@@ -64,18 +65,25 @@ func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bo
 	return true
 }
 
-// SetHotkey shows the quick-ask shortcut beside its menu item.
-func (u *UI) SetHotkey(hotkey string) {
+// SetHotkey says which quick-ask shortcut is really active ("" none, with
+// why in err): the menu item shows it, and Settings says whether the one
+// chosen works.
+func (u *UI) SetHotkey(active string, err error) {
+	u.env.hotkeyActive, u.env.hotkeyErr = active, err
 	if u.tray != nil {
-		u.tray.setHotkey(hotkey)
+		u.tray.setHotkey(active)
 		u.tray.menu.Refresh()
+	}
+	if s := u.Main.settings; s != nil {
+		s.showHotkeyState()
 	}
 }
 
+// setHotkey shows the active shortcut beside the menu item ("" none).
 func (t *tray) setHotkey(hotkey string) {
 	t.quick.Label = "Quick Ask…"
 	if h, err := ParseHotkey(hotkey); err == nil && hotkey != "" {
-		t.quick.Label += "    " + h.Symbols()
+		t.quick.Label += "    " + h.Label()
 	}
 }
 

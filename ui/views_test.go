@@ -285,9 +285,13 @@ func (e errString) Error() string { return string(e) }
 func TestTrayLabels(t *testing.T) {
 	tr := &tray{quick: fyne.NewMenuItem("", nil), model: fyne.NewMenuItem("", nil), unload: fyne.NewMenuItem("", nil)}
 	m := &fakeModel{}
+	tr.setHotkey("")
+	if tr.quick.Label != "Quick Ask…" {
+		t.Fatalf("no active shortcut, but the menu says %q", tr.quick.Label)
+	}
 	tr.setHotkey("Option+Space")
 	tr.setModel(ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true}, m)
-	if tr.quick.Label != "Quick Ask…    ⌥Space" || tr.model.Label != "Gemma-4 E2B: ready" || tr.unload.Label != "Unload model (free memory)" {
+	if tr.quick.Label != "Quick Ask…    "+platformText("⌥Space", "Alt+Space") || tr.model.Label != "Gemma-4 E2B: ready" || tr.unload.Label != "Unload model (free memory)" {
 		t.Fatalf("labels %q / %q / %q", tr.quick.Label, tr.model.Label, tr.unload.Label)
 	}
 	tr.setModel(ModelState{ID: "e2b", Name: "Gemma-4 E2B"}, m)

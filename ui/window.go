@@ -48,6 +48,8 @@ type env struct {
 	adapters       Adapters
 	feedback       Feedback
 	budgets        []int
+	hotkeyActive   string // the quick-ask shortcut that works ("" none)
+	hotkeyErr      error  // why the chosen one does not
 	do             func(func())
 	run            func(func())
 }

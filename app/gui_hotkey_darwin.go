@@ -1,4 +1,4 @@
-//go:build darwin || (linux && x11hotkey)
+//go:build darwin
 
 package main
 
@@ -23,8 +23,9 @@ type globalHotkey struct {
 const hotkeySupported = true
 
 // Set validates spec and registers it in the background; pressed runs on
-// each press (from another goroutine), failed if the OS refuses it.
-func (g *globalHotkey) Set(spec string, pressed func(), failed func(error)) error {
+// each press (from another goroutine); done learns whether the OS took it
+// (nil: the shortcut is active).
+func (g *globalHotkey) Set(spec string, pressed func(), done func(error)) error {
 	h, err := ui.ParseHotkey(spec)
 	if err != nil {
 		return err
@@ -37,10 +38,11 @@ func (g *globalHotkey) Set(spec string, pressed func(), failed func(error)) erro
 		g.off()
 		hk := hotkey.New(mods, key)
 		if err := hk.Register(); err != nil {
-			failed(fmt.Errorf("%s is taken by another app or the system: choose another in Settings", h))
+			done(fmt.Errorf("%s is taken by another app or the system: choose another in Settings", h.Label()))
 			return
 		}
 		g.current = hk
+		done(nil)
 		go func() {
 			for range hk.Keydown() {
 				pressed()
