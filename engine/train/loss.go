@@ -22,59 +22,44 @@ import (
 // So the backward needs, per sequence, ∂loss/∂f (a number) times ∂f/∂hN,
 // which the head computes a chunk of positions at a time.
 
-// headBytes bounds the logits of one head chunk.
-const headBytes = 32 << 20
+// headBytes bounds one vocabulary block of the head's logits.
+const headBytes = 16 << 20
 
-// head computes s.logps and s.sum from s.hN; with grad also s.dh = ∂sum/∂hN.
+// head computes s.logps and s.sum from s.hN (the counted positions' target
+// log-probabilities, gemma4's TargetLogProbs a vocabulary block at a time)
+// and, with grad, s.dh = ∂sum/∂hN (the final norm's gradient on a tape).
 func (t *Trainer) head(s *seq, text *gemma4.Text, grad bool) error {
 	b := t.b
-	L, V := len(s.ids), text.Cfg.VocabSize
-	chunk := max(1, headBytes/(4*V))
-	var tape *autodiff.Tape
-	var hp *autodiff.Var
-	h := s.hN
+	L, H, n := len(s.ids), text.Cfg.HiddenSize, s.e-s.a
+	x := b.Reshape(b.Slice(autodiff.Value(s.hN), 1, s.a, s.e), n, H)
+	tgt := b.FromInt32(s.ids[s.a+1:s.e+1], []int{n})
+	var hn tensor.Tensor
+	var xp *autodiff.Var
 	if grad {
-		tape = t.tape
-		tape.Reset()
-		hp = tape.Param(s.hN)
-		text = text.WithBackend(tape, nil)
-		h = hp
+		t.tape.Reset()
+		xp = t.tape.Param(x)
+		hn = text.WithBackend(t.tape, nil).HeadNorm(xp)
+	} else {
+		hn = text.HeadNorm(x)
 	}
-	bk := text.Backend()
+	logp, dhn := text.TargetLogProbs(autodiff.Value(hn), tgt, grad, headBytes)
+	vals, err := b.Float32s(logp)
+	if err != nil {
+		return err
+	}
 	s.logps, s.sum = s.logps[:0], 0
-	for a := s.a; a < s.e; a += chunk {
-		e := min(s.e, a+chunk)
-		n := e - a
-		tgt := b.FromInt32(s.ids[a+1:e+1], []int{1, n, 1})
-		logits := text.Head(bk.Slice(h, 1, a, e)) // [1, n, V]
-		lse := bk.LogSumExp(logits, -1, true)
-		lp := bk.Reshape(bk.Sub(bk.TakeAlong(logits, tgt, -1), lse), n) // [n]
-		vals, err := bk.Float32s(lp)
-		if err != nil {
+	for _, v := range vals {
+		s.logps = append(s.logps, float64(v))
+		s.sum += float64(v)
+	}
+	if grad {
+		if err := t.tape.Backward([]tensor.Tensor{hn}, []tensor.Tensor{dhn}); err != nil {
 			return err
 		}
-		for _, v := range vals {
-			s.logps = append(s.logps, float64(v))
-			s.sum += float64(v)
-		}
-		if grad {
-			if err := tape.Backward([]tensor.Tensor{bk.Sum(lp, 0, false)}, []tensor.Tensor{b.Scalar(1, lp.DType())}); err != nil {
-				return err
-			}
-			t.account(tape.PeakBytes())
-			tape.Reset()
-		}
-		if grad {
-			t.boundary(nil, hp.Grad())
-		} else {
-			t.boundary(nil)
-		}
-	}
-	if grad {
-		s.dh = hp.Grad()
-		if s.dh == nil {
-			s.dh = b.Zeros([]int{1, L, text.Cfg.HiddenSize}, s.hN.DType())
-		}
+		t.account(t.tape.PeakBytes() + 4*int64(n)*int64(H))
+		s.dh = b.Pad(b.Reshape(xp.Grad(), 1, n, H), 1, s.a, L-s.e, 0)
+		t.tape.Reset()
+		t.boundary(nil, s.dh)
 	}
 	return nil
 }
