@@ -19,6 +19,9 @@ type localAPI struct {
 	mu  sync.Mutex
 	srv *server.Server
 	at  string
+	// adapters are the model's adapters it offers as "<model>+<name>", and
+	// the name of the app's current choice (nil: none).
+	adapters func(baseID string) ([]server.AdapterModel, string)
 }
 
 func newLocalAPI(rt *chat.Runtime) *localAPI {
@@ -27,7 +30,7 @@ func newLocalAPI(rt *chat.Runtime) *localAPI {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if a.srv != nil {
-			a.srv.SetModel(runtimeGenerator{rt}, apiModel(s))
+			a.srv.SetModel(runtimeGenerator{rt}, a.model(s))
 		}
 	})
 	return a
@@ -47,7 +50,7 @@ func (a *localAPI) Set(on bool, port int) error {
 	if !on || a.srv != nil {
 		return nil
 	}
-	srv := server.New(server.Options{Engine: runtimeGenerator{a.rt}, Model: apiModel(a.rt.State())})
+	srv := server.New(server.Options{Engine: runtimeGenerator{a.rt}, Model: a.model(a.rt.State()), Adapters: a.offered})
 	if _, err := srv.Start(addr); err != nil {
 		return fmt.Errorf("the local API could not listen on %s (%v): choose another port", addr, err)
 	}
@@ -58,8 +61,17 @@ func (a *localAPI) Set(on bool, port int) error {
 // Close stops the server.
 func (a *localAPI) Close() { a.Set(false, 0) }
 
-func apiModel(s ui.ModelState) server.ModelInfo {
+func (a *localAPI) model(s ui.ModelState) server.ModelInfo {
 	return server.ModelInfo{ID: s.Name, Created: time.Now(), Vision: s.Vision, Audio: s.Audio, Video: s.Video}
+}
+
+// offered are the current model's adapters, read at each request.
+func (a *localAPI) offered() ([]server.AdapterModel, string) {
+	s := a.rt.State()
+	if a.adapters == nil || s.ID == "" {
+		return nil, ""
+	}
+	return a.adapters(s.ID)
 }
 
 // runtimeGenerator answers with the runtime's model, loading it if needed.

@@ -8,6 +8,7 @@ import (
 
 	"perch/app/chat"
 	"perch/app/history"
+	"perch/app/server"
 	"perch/app/teach"
 	"perch/assets"
 	"perch/ui"
@@ -119,10 +120,13 @@ func (g *gui) showTraining(r ui.TrainRun) {
 }
 
 // wireTeaching gives the chat service the adapter choice and returns the
-// Teach page's services (nil Teacher while no trainer is built in).
+// Teach page's services (nil Teacher without a trainer).
 func (g *gui) wireTeaching(dataDir string, svc *chat.Service, trainer teach.Trainer) (ui.Teacher, ui.Adapters) {
 	g.choice = adapterChoice{prefs: g.app.Preferences(), store: g.store}
 	svc.Choice = g.choice
+	if g.api != nil {
+		g.api.adapters = g.apiAdapters
+	}
 	t, err := g.newTeacher(dataDir, trainer)
 	if err != nil {
 		fyne.LogError("the Teach page is off", err)
@@ -135,6 +139,25 @@ func (g *gui) wireTeaching(dataDir string, svc *chat.Service, trainer teach.Trai
 	return t, t
 }
 
-// trainer is the engine's trainer on the runtime's model (nil until the
-// engine can train).
-func (g *gui) trainer() teach.Trainer { return nil }
+// trainer is the engine's trainer on the runtime's model.
+func (g *gui) trainer() teach.Trainer { return engineTrainer{g.rt} }
+
+// apiAdapters are base's adapters for the local API, and the current
+// choice's name when it is one of them.
+func (g *gui) apiAdapters(base string) ([]server.AdapterModel, string) {
+	as, err := g.store.Adapters()
+	if err != nil {
+		return nil, ""
+	}
+	var out []server.AdapterModel
+	def, choice := "", g.choice.Default()
+	for _, a := range as {
+		if a.Base == base {
+			out = append(out, server.AdapterModel{Name: a.Name, Dir: a.Dir})
+			if a.ID == choice {
+				def = a.Name
+			}
+		}
+	}
+	return out, def
+}

@@ -16,6 +16,25 @@ type AdapterChoice interface {
 	SetDefault(id string) error
 	// Name is the adapter's name, "" when there is no such adapter.
 	Name(id string) string
+	// Dir is the adapter's folder, "" when there is no such adapter.
+	Dir(id string) string
+}
+
+// adapterFolder is the folder of the adapter convID answers with ("" none).
+func (s *Service) adapterFolder(convID string) string {
+	id, _ := s.Adapter(convID)
+	if id == "" {
+		return ""
+	}
+	return s.Choice.Dir(id)
+}
+
+// adapterSuffix is " + my-style" when convID answers with an adapter.
+func (s *Service) adapterSuffix(convID string) string {
+	if _, name := s.Adapter(convID); name != "" {
+		return " + " + name
+	}
+	return ""
 }
 
 var _ ui.Feedback = (*Service)(nil)

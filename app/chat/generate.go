@@ -147,7 +147,7 @@ func find(ms []history.Message, id string) (history.Message, bool) {
 // starts generating it.
 func (s *Service) answer(ctx context.Context, convID string) (ui.Reply, error) {
 	state := s.models.State()
-	a := history.Message{ConversationID: convID, Role: "assistant", State: history.Streaming, Model: state.Name}
+	a := history.Message{ConversationID: convID, Role: "assistant", State: history.Streaming, Model: state.Name + s.adapterSuffix(convID)}
 	if err := s.store.Append(&a); err != nil {
 		return ui.Reply{}, fmt.Errorf("could not save the answer: %w", err)
 	}
@@ -276,6 +276,7 @@ func (s *Service) request(convID, answerID string) (convRequest, error) {
 		MaxSoftTokens:  orZero(st.ImageTokens),
 		VideoFPS:       orZero(st.VideoFPS),
 		MaxFrames:      orZero(st.MaxFrames),
+		Adapter:        s.adapterFolder(convID),
 	}}
 	if st.SystemPrompt != "" {
 		cr.req.Messages = append(cr.req.Messages, engine.Text(engine.RoleSystem, st.SystemPrompt))

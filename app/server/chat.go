@@ -34,12 +34,17 @@ type modelObject struct {
 	OwnedBy string `json:"owned_by"`
 }
 
-func (s *Server) modelObject() (modelObject, bool) {
+// modelObjects are the loaded model and its adapters, as /v1/models lists them.
+func (s *Server) modelObjects() []modelObject {
 	gen, m := s.current()
 	if gen == nil || m.ID == "" {
-		return modelObject{}, false
+		return nil
 	}
-	return modelObject{ID: m.ID, Object: "model", Created: m.Created.Unix(), OwnedBy: "perch"}, true
+	var out []modelObject
+	for _, id := range s.offer(m).ids() {
+		out = append(out, modelObject{ID: id, Object: "model", Created: m.Created.Unix(), OwnedBy: "perch"})
+	}
+	return out
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -47,20 +52,19 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string        `json:"object"`
 		Data   []modelObject `json:"data"`
 	}{Object: "list", Data: []modelObject{}}
-	if m, ok := s.modelObject(); ok {
-		list.Data = append(list.Data, m)
-	}
+	list.Data = append(list.Data, s.modelObjects()...)
 	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
-	m, ok := s.modelObject()
-	if !ok || m.ID != r.PathValue("id") {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
-			fmt.Sprintf("model %q is not loaded", truncate(r.PathValue("id"), 100)))
-		return
+	for _, m := range s.modelObjects() {
+		if m.ID == r.PathValue("id") {
+			writeJSON(w, http.StatusOK, m)
+			return
+		}
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
+		fmt.Sprintf("model %q is not loaded", truncate(r.PathValue("id"), 100)))
 }
 
 // maxInlineMedia caps one base64 input_audio part (the fetch guard caps URLs).
@@ -108,6 +112,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, err)
 		return
 	}
+	answeredAs, adapter, err := s.offer(model).resolve(call.model)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found", err.Error())
+		return
+	}
+	call.req.Adapter = adapter
 	if err := s.fetchMedia(r.Context(), call); err != nil {
 		s.badRequest(w, err)
 		return
@@ -134,7 +144,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, err)
 		return
 	}
-	out := &completion{id: newID(), created: time.Now().Unix(), model: model.ID, includeUsage: call.includeUsage}
+	out := &completion{id: newID(), created: time.Now().Unix(), model: answeredAs, includeUsage: call.includeUsage}
 	if call.stream {
 		s.stream(w, r, out, events)
 	} else {

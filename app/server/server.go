@@ -59,6 +59,10 @@ type Options struct {
 	// queue (body read, media fetched, prompt prepared); one more is
 	// answered 429 at once, before its body is read (default 2).
 	Preparing int
+	// Adapters, when set, is read at each request: the loaded model's LoRA
+	// adapters, offered as "<model>+<name>", and the name of the one that
+	// answers requests naming no model ("" none).
+	Adapters func() (list []AdapterModel, def string)
 }
 
 // DefaultMaxBody caps request bodies (inline media included).
