@@ -72,7 +72,8 @@ func newTeachRig(t *testing.T, dir string) *teachRig {
 	r.svc.Watch(func(u ui.TrainUpdate) { r.updates <- u })
 	settings := func() ui.Settings {
 		s := ui.DefaultSettings()
-		s.Temperature, s.MaxTokens = 0, 24
+		temp, most := 0.0, 24
+		s.Temperature, s.MaxTokens = &temp, &most
 		return s
 	}
 	r.chat = chat.New(store, rt, chat.MediaProbe{}, settings)
