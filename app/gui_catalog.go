@@ -12,6 +12,7 @@ import (
 
 	"perch/app/chat"
 	"perch/app/hub"
+	"perch/app/problem"
 	"perch/ui"
 )
 
@@ -122,7 +123,7 @@ func (c *catalog) Download(id string) error {
 	if old, ok := c.downloads[id]; ok {
 		d.state = old.state
 	}
-	d.state.Paused, d.state.Err = false, ""
+	d.state.Paused, d.state.Err, d.state.ErrDetails = false, "", ""
 	c.downloads[id] = d
 	c.mu.Unlock()
 	c.notify(id)
@@ -154,7 +155,8 @@ func (c *catalog) pull(ctx context.Context, id string, d *download) {
 	case ctx.Err() != nil:
 		d.state.Paused = true
 	default:
-		d.state.Err = downloadError(err)
+		p := problem.Explain(err, "press Resume")
+		d.state.Err, d.state.ErrDetails = p.Summary, p.Details
 	}
 	drop := d.drop
 	c.mu.Unlock()
@@ -162,20 +164,6 @@ func (c *catalog) pull(ctx context.Context, id string, d *download) {
 		c.hub.Remove(id) // the partial files; the lock is released now
 	}
 	c.notify(id)
-}
-
-func downloadError(err error) string {
-	switch {
-	case errors.Is(err, hub.ErrOffline):
-		return "No internet connection (or HF_HUB_OFFLINE is set). Resume when you are online."
-	case errors.Is(err, hub.ErrDiskFull):
-		return "The disk is full. Free some space, then resume."
-	case errors.Is(err, hub.ErrAuth):
-		return "Hugging Face refused the download. Accept the model's license on huggingface.co and set HF_TOKEN, then resume."
-	case errors.Is(err, hub.ErrDoesNotFit):
-		return err.Error()
-	}
-	return "Download failed: " + err.Error() + ". Resume to try again."
 }
 
 // Pause stops a download and keeps what arrived.

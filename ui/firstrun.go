@@ -23,7 +23,7 @@ type firstRun struct {
 	detail   *widget.Label
 	progress *widget.ProgressBar
 	rate     *widget.Label
-	errText  *widget.Label
+	problem  *problemBox
 	download *widget.Button
 	folder   *widget.Button
 	root     fyne.CanvasObject
@@ -45,10 +45,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 	f.rate = widget.NewLabel("")
 	f.rate.Importance = widget.LowImportance
 	f.rate.Hide()
-	f.errText = widget.NewLabel("")
-	f.errText.Importance = widget.DangerImportance
-	f.errText.Wrapping = fyne.TextWrapWord
-	f.errText.Hide()
+	f.problem = newProblemBox()
 	f.download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
 	f.download.Importance = widget.HighImportance
 	f.folder = widget.NewButtonWithIcon("Use a model folder…", theme.FolderOpenIcon(), func() {
@@ -65,7 +62,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 	bg.StrokeWidth = 1
 	card := container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(
 		container.NewHBox(f.title, badge("Recommended", theme.ColorNamePrimary)),
-		f.detail, f.progress, f.rate, f.errText,
+		f.detail, f.progress, f.rate, f.problem.root,
 		container.NewHBox(f.download, layout.NewSpacer(), f.folder)))))
 	var top []fyne.CanvasObject
 	if e.icon != nil {
@@ -91,7 +88,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 func (f *firstRun) refresh() {
 	models, err := f.env.catalog.Models()
 	if err != nil {
-		setOrHide(f.errText, "Could not list models: "+err.Error())
+		f.problem.show(err)
 		return
 	}
 	for _, m := range models {
@@ -114,7 +111,7 @@ func (f *firstRun) show(m CatalogModel) {
 	}
 	f.title.SetText(m.Name)
 	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, byteSize(m.DiskBytes), byteSize(m.RAMBytes)))
-	setOrHide(f.errText, "")
+	f.problem.show(nil)
 	d := m.Download
 	switch {
 	case m.Downloaded:
@@ -126,7 +123,7 @@ func (f *firstRun) show(m CatalogModel) {
 			id := m.ID
 			f.env.run(func() {
 				if err := f.env.model.Use(id); err != nil {
-					f.env.do(func() { setOrHide(f.errText, err.Error()) })
+					f.env.do(func() { f.problem.show(err) })
 				}
 			})
 		}
@@ -136,9 +133,7 @@ func (f *firstRun) show(m CatalogModel) {
 			f.progress.SetValue(float64(d.Done) / float64(d.Total))
 		}
 		setOrHide(f.rate, downloadLine(*d))
-		if d.Err != "" {
-			setOrHide(f.errText, d.Err)
-		}
+		f.problem.set(d.Err, d.ErrDetails)
 		if d.Paused || d.Err != "" {
 			f.download.SetText("Resume")
 			f.download.Show()
@@ -159,7 +154,7 @@ func (f *firstRun) start() {
 		err := f.env.catalog.Download(id)
 		f.env.do(func() {
 			if err != nil {
-				setOrHide(f.errText, err.Error())
+				f.problem.show(err)
 			}
 		})
 	})
@@ -172,7 +167,7 @@ func (f *firstRun) useFolder(path string) {
 			err = f.env.model.Use(id)
 		}
 		if err != nil {
-			f.env.do(func() { setOrHide(f.errText, err.Error()) })
+			f.env.do(func() { f.problem.show(err) })
 		}
 	})
 }

@@ -139,7 +139,11 @@ func (v *messageView) apply(acc Answer) {
 	if acc.Done {
 		m.State, m.Stats = acc.State, acc.Stats
 		if acc.Err != nil {
-			m.Err = acc.Err.Error()
+			m.Err, m.ErrDetails = acc.Err.Error(), ""
+			var pr *Problem
+			if errors.As(acc.Err, &pr) {
+				m.ErrDetails = pr.Details
+			}
 			var full *ContextFullError
 			m.ContextFull = errors.As(acc.Err, &full)
 		}
@@ -186,10 +190,9 @@ func (v *messageView) renderNote(m Message) {
 	v.note.Objects = nil
 	switch m.State {
 	case Failed:
-		msg := widget.NewLabel(m.Err)
-		msg.Wrapping = fyne.TextWrapWord
-		msg.Importance = widget.DangerImportance
-		v.note.Add(container.NewBorder(nil, nil, widget.NewIcon(theme.NewErrorThemedResource(theme.ErrorIcon())), nil, msg))
+		p := newProblemBox()
+		p.set(m.Err, m.ErrDetails)
+		v.note.Add(p.root)
 		v.note.Add(container.NewHBox(v.fixButtons(m)...))
 	case Interrupted:
 		v.note.Add(caption("Interrupted: Perch stopped before this answer finished. Regenerate to try again."))

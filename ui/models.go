@@ -16,21 +16,18 @@ import (
 // modelsView lists the curated Gemma-4 models with their size, memory
 // need, fit, download state and actions.
 type modelsView struct {
-	env    *env
-	win    fyne.Window
-	list   *fyne.Container
-	rows   map[string]*modelRow
-	status *widget.Label
-	root   fyne.CanvasObject
+	env     *env
+	win     fyne.Window
+	list    *fyne.Container
+	rows    map[string]*modelRow
+	problem *problemBox
+	root    fyne.CanvasObject
 }
 
 func newModelsView(e *env, win fyne.Window) *modelsView {
 	v := &modelsView{env: e, win: win, rows: map[string]*modelRow{}}
 	v.list = container.NewVBox()
-	v.status = widget.NewLabel("")
-	v.status.Wrapping = fyne.TextWrapWord
-	v.status.Importance = widget.DangerImportance
-	v.status.Hide()
+	v.problem = newProblemBox()
 	addFolder := widget.NewButtonWithIcon(platformText("Use a folder on this Mac…", "Use a folder on this computer…"), theme.FolderOpenIcon(), func() {
 		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 			if err != nil || u == nil {
@@ -41,7 +38,7 @@ func newModelsView(e *env, win fyne.Window) *modelsView {
 	})
 	intro := widget.NewLabel("Gemma-4 runs entirely on this computer. Smaller models answer faster; larger ones know more. Models already in your Hugging Face cache show up as downloaded.")
 	intro.Wrapping = fyne.TextWrapWord
-	body := container.NewVBox(heading("Models"), intro, v.status, v.list, container.NewHBox(addFolder))
+	body := container.NewVBox(heading("Models"), intro, v.problem.root, v.list, container.NewHBox(addFolder))
 	v.root = container.NewVScroll(container.NewPadded(body))
 	e.catalog.Watch(func(m CatalogModel) {
 		e.do(func() {
@@ -60,7 +57,7 @@ func newModelsView(e *env, win fyne.Window) *modelsView {
 func (v *modelsView) reload() {
 	models, err := v.env.catalog.Models()
 	if err != nil {
-		v.showErr("Could not list models: " + err.Error())
+		v.showErr(err)
 		return
 	}
 	v.list.Objects = nil
@@ -73,14 +70,8 @@ func (v *modelsView) reload() {
 	v.list.Refresh()
 }
 
-func (v *modelsView) showErr(msg string) {
-	if msg == "" {
-		v.status.Hide()
-		return
-	}
-	v.status.SetText(msg)
-	v.status.Show()
-}
+// showErr shows a failure above the list (nil clears it).
+func (v *modelsView) showErr(err error) { v.problem.show(err) }
 
 func (v *modelsView) useFolder(path string) {
 	v.env.run(func() {
@@ -90,10 +81,10 @@ func (v *modelsView) useFolder(path string) {
 		}
 		v.env.do(func() {
 			if err != nil {
-				v.showErr(err.Error())
+				v.showErr(err)
 				return
 			}
-			v.showErr("")
+			v.showErr(nil)
 			v.reload()
 		})
 	})
@@ -108,21 +99,28 @@ type modelRow struct {
 	badges   *fyne.Container
 	progress *widget.ProgressBar
 	rate     *widget.Label
+	problem  *problemBox
 	buttons  *fyne.Container
 	dlBox    *fyne.Container
 }
 
 func newModelRow(v *modelsView, m CatalogModel) *modelRow {
 	r := &modelRow{v: v}
+	// Nothing in a card may widen the window: names (a folder's path) are
+	// cut, the rest wraps.
 	title := widget.NewLabelWithStyle(m.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title.Truncation = fyne.TextTruncateEllipsis
 	blurb := widget.NewLabel(m.Blurb)
 	blurb.Importance = widget.LowImportance
+	blurb.Wrapping = fyne.TextWrapWord
 	r.facts = widget.NewLabel("")
+	r.facts.Wrapping = fyne.TextWrapWord
 	r.badges = container.NewHBox()
 	r.progress = widget.NewProgressBar()
 	r.rate = widget.NewLabel("")
 	r.rate.Importance = widget.LowImportance
-	r.dlBox = container.NewVBox(r.progress, r.rate)
+	r.problem = newProblemBox()
+	r.dlBox = container.NewVBox(r.progress, r.rate, r.problem.root)
 	r.buttons = container.NewHBox()
 	info := container.New(&tightVBox{}, container.NewHBox(title, r.badges), blurb, r.facts)
 	top := container.NewBorder(nil, nil, nil, container.NewCenter(r.buttons), info)
@@ -203,12 +201,7 @@ func (r *modelRow) update(m CatalogModel) {
 		r.progress.SetValue(float64(d.Done) / float64(d.Total))
 	}
 	r.rate.SetText(downloadLine(*d))
-	if d.Err != "" {
-		r.rate.Importance = widget.DangerImportance
-	} else {
-		r.rate.Importance = widget.LowImportance
-	}
-	r.rate.Refresh()
+	r.problem.set(d.Err, d.ErrDetails)
 }
 
 func (r *modelRow) start() {
@@ -217,9 +210,9 @@ func (r *modelRow) start() {
 		err := r.v.env.catalog.Download(id)
 		r.v.env.do(func() {
 			if err != nil {
-				r.v.showErr(err.Error())
+				r.v.showErr(err)
 			} else {
-				r.v.showErr("")
+				r.v.showErr(nil)
 			}
 		})
 	})
@@ -231,10 +224,10 @@ func (r *modelRow) use() {
 		err := r.v.env.model.Use(id)
 		r.v.env.do(func() {
 			if err != nil {
-				r.v.showErr(err.Error())
+				r.v.showErr(err)
 				return
 			}
-			r.v.showErr("")
+			r.v.showErr(nil)
 			r.v.reload()
 		})
 	})
@@ -249,19 +242,20 @@ func (r *modelRow) confirmDelete() {
 				return
 			}
 			if err := r.v.env.catalog.Delete(m.ID); err != nil {
-				r.v.showErr(err.Error())
+				r.v.showErr(err)
 				return
 			}
 			r.v.reload()
 		}, r.v.win)
 }
 
-// downloadLine is "1.2 GB of 3.1 GB · 24.0 MB/s · about 2 min left".
+// downloadLine is "1.2 GB of 3.1 GB · 24.0 MB/s · about 2 min left" (a
+// failure is said beside it, by the problem box).
 func downloadLine(d DownloadState) string {
-	if d.Err != "" {
-		return d.Err
-	}
 	s := fmt.Sprintf("%s of %s", byteSize(d.Done), byteSize(d.Total))
+	if d.Err != "" {
+		return s + " · stopped"
+	}
 	if d.Paused {
 		return s + " · paused"
 	}

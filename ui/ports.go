@@ -69,6 +69,7 @@ type Message struct {
 	Attachments []Attachment
 	State       MessageState
 	Err         string // for Failed: what went wrong and what to do
+	ErrDetails  string // and the raw error, behind Details
 	Stats       *Stats
 	Model       string
 	Rating      Rating // the user's verdict on this version of an answer
@@ -96,9 +97,12 @@ func (v ContextView) Trimmed() bool { return v.FromID != "" || v.MediaFromID != 
 
 // ContextFullError is a stream's error when the conversation no longer
 // fits and the user has not agreed to leave old turns out.
-type ContextFullError struct{ Msg string }
+type ContextFullError struct{ Msg, Details string }
 
 func (e *ContextFullError) Error() string { return e.Msg }
+
+// Unwrap gives the details as a Problem.
+func (e *ContextFullError) Unwrap() error { return &Problem{Summary: e.Msg, Details: e.Details} }
 
 // Conversation is one entry of the conversation list.
 type Conversation struct {
@@ -212,7 +216,8 @@ type DownloadState struct {
 	BytesPerSec float64
 	ETA         time.Duration
 	Paused      bool
-	Err         string
+	Err         string // what went wrong and what to do ("" none)
+	ErrDetails  string // the raw error, behind Details
 }
 
 // Catalog is the model hub: the curated list, downloads and the cache.
@@ -451,3 +456,12 @@ type Adapters interface {
 	// ImportAdapter copies an mlx-lm adapter folder into the library.
 	ImportAdapter(dir string) (AdapterInfo, error)
 }
+
+// Problem is a failure in the user's words: what went wrong and what to do
+// (Summary, shown), and the raw error (Details, behind a disclosure).
+type Problem struct {
+	Summary string
+	Details string
+}
+
+func (p *Problem) Error() string { return p.Summary }

@@ -217,9 +217,9 @@ func TestModelsViewShowsFitAndDownloads(t *testing.T) {
 	}
 	// A bad folder explains itself.
 	v.useFolder(filepath.Join(t.TempDir(), "nothing-here"))
-	h.loop.until(t, "folder error", func() bool { return !v.status.Hidden })
-	if !strings.Contains(v.status.Text, "has no config.json") {
-		t.Fatalf("folder error = %q", v.status.Text)
+	h.loop.until(t, "folder error", func() bool { return v.problem.root.Visible() })
+	if !strings.Contains(v.problem.summary.Text, "has no config.json") {
+		t.Fatalf("folder error = %q", v.problem.summary.Text)
 	}
 }
 
@@ -261,20 +261,26 @@ func TestSidebarSearchRenameDelete(t *testing.T) {
 	}
 }
 
-func TestFailedAnswerShowsErrorInline(t *testing.T) {
+func TestFailedAnswerShowsWordsWithTheRawErrorBehindDetails(t *testing.T) {
+	raw := `engine: prefill: alloc 1073741824 bytes: cannot allocate memory`
 	h := newHarness(t, script{deltas: []Delta{{Text: "Partial"}, {Done: true, State: Failed,
-		Err: errString("the model ran out of memory: close other apps or pick a smaller model in Models")}}})
+		Err: &Problem{Summary: "The model ran out of memory. Close other apps or choose a smaller model in Models.", Details: raw}}}})
 	mw := h.ui.Main
 	mw.SetDraft("Describe")
 	mw.Submit()
 	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
 	v := lastView(h)
-	if v.msg.State != Failed || len(v.note.Objects) != 2 {
-		t.Fatalf("state %q, %d note objects", v.msg.State, len(v.note.Objects))
+	if v.msg.State != Failed || len(v.note.Objects) != 2 || v.msg.ErrDetails != raw {
+		t.Fatalf("state %q, %d note objects, details %q", v.msg.State, len(v.note.Objects), v.msg.ErrDetails)
 	}
-	msg := v.note.Objects[0].(*fyne.Container).Objects[0].(*widget.Label)
-	if !strings.Contains(msg.Text, "pick a smaller model") {
-		t.Fatalf("error = %q", msg.Text)
+	box := v.note.Objects[0].(*fyne.Container)
+	summary := box.Objects[0].(*fyne.Container).Objects[0].(*widget.Label)
+	more := box.Objects[1].(*widget.Accordion)
+	if !strings.Contains(summary.Text, "choose a smaller model") || strings.Contains(summary.Text, "alloc") {
+		t.Fatalf("summary = %q", summary.Text)
+	}
+	if !more.Visible() || more.Items[0].Open || more.Items[0].Title != "Details" || more.Items[0].Detail.(*widget.Label).Text != raw {
+		t.Fatal("the raw error is not behind a closed Details")
 	}
 }
 

@@ -113,14 +113,15 @@ func viewToUI(v history.View, ms []history.Message) ui.ContextView {
 	return out
 }
 
-// streamError is how a failure reaches the chat: a conversation that no
-// longer fits gets its own error, which the chat answers with an offer.
-func streamError(err error, text string) error {
+// streamError is how a failure reaches the chat: in words with its details,
+// and for a conversation that no longer fits, an error the chat answers
+// with an offer.
+func streamError(err error, summary, details string) error {
 	var ce *engine.ContextError
 	if errors.As(err, &ce) {
-		return &ui.ContextFullError{Msg: text}
+		return &ui.ContextFullError{Msg: summary, Details: details}
 	}
-	return errors.New(text)
+	return &ui.Problem{Summary: summary, Details: details}
 }
 
 // contextFull says, for a full context, how full and what to do.

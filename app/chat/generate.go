@@ -193,8 +193,9 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 				TokensPerSec: stats.DecodeTokS, TimeToFirst: stats.TimeToFirst}
 		}
 		if err != nil {
-			a.Error = friendly(err)
-			d.Err = streamError(err, a.Error)
+			summary, details := friendly(err)
+			a.Error = history.JoinError(summary, details)
+			d.Err = streamError(err, summary, details)
 		}
 		save(state)
 		d.Text, d.Thinking = a.Text, a.Thinking

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"image"
 	_ "image/png" // stored thumbnails
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"perch/app/contextfit"
 	"perch/app/history"
+	"perch/app/problem"
 	"perch/engine"
 	"perch/ui"
 )
@@ -92,9 +92,10 @@ func (s *Service) Messages(id string) ([]ui.Message, error) {
 
 func toUI(m history.Message) ui.Message {
 	u := ui.Message{ID: m.ID, Role: ui.Role(m.Role), Text: m.Text, Thinking: m.Thinking,
-		State: ui.MessageState(m.State), Err: m.Error, Model: m.Model, Edited: m.Origin == history.OriginEdited,
+		State: ui.MessageState(m.State), Model: m.Model, Edited: m.Origin == history.OriginEdited,
 		Version: m.Version, Versions: m.Versions,
 		ContextFull: m.State == history.Failed && isContextFull(m.Error)}
+	u.Err, u.ErrDetails = history.SplitError(m.Error)
 	if m.Stats.GeneratedTokens > 0 {
 		u.Stats = &ui.Stats{PromptTokens: m.Stats.PromptTokens, GeneratedTokens: m.Stats.GeneratedTokens,
 			TokensPerSec: m.Stats.TokensPerSec, TimeToFirst: m.Stats.TimeToFirst}
@@ -134,23 +135,28 @@ func titleFor(text string, atts []ui.Attachment) string {
 	return line
 }
 
-// friendly turns an engine error into a sentence that says what to do.
-func friendly(err error) string {
+// friendly puts a failed answer in words, saying what to do; the raw error
+// stays as its details.
+func friendly(err error) (summary, details string) {
 	var ce *engine.ContextError
 	var tl *contextfit.TooLongError
+	details = err.Error()
 	switch {
 	case errors.As(err, &ce):
-		return contextFull(ce)
+		return contextFull(ce), details
 	case errors.As(err, &tl):
-		return "This message is too long for the model: " + strings.TrimPrefix(tl.Error(), "your message alone ") + "."
+		return "This message is too long for the model: " + strings.TrimPrefix(tl.Error(), "your message alone ") + ".", details
 	case errors.Is(err, engine.ErrBusy):
-		return "Perch is busy answering other questions. Try again when they finish."
+		return "Perch is busy answering other questions. Try again when they finish.", details
 	case errors.Is(err, engine.ErrClosed):
-		return "The model was unloaded while answering. Send again to load it."
+		return "The model was unloaded while answering. Send again to load it.", details
+	case strings.Contains(strings.ToLower(details), "memory"):
+		return "The model ran out of memory. Close other apps, shorten the conversation, or choose a smaller model in Models.", details
 	}
-	msg := err.Error()
-	if strings.Contains(strings.ToLower(msg), "memory") {
-		return fmt.Sprintf("%s. Close other apps, shorten the conversation, or choose a smaller model in Models.", strings.TrimSuffix(msg, "."))
+	switch problem.KindOf(err) {
+	case problem.DiskFull, problem.Permission, problem.Fit:
+		p := problem.Explain(err, "try again")
+		return p.Summary, details
 	}
-	return fmt.Sprintf("%s. Try again, or choose another model in Models.", strings.TrimSuffix(msg, "."))
+	return "The model could not answer. Try again, or choose another model in Models.", details
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -48,7 +49,7 @@ type Message struct {
 	Text           string
 	Thinking       string
 	State          State
-	Error          string
+	Error          string // in words, then the raw error (JoinError)
 	Model          string
 	Stats          Stats
 	Attachments    []Attachment
@@ -260,4 +261,22 @@ func touch(tx *sql.Tx, conversationID string, t int64) error {
 		return fmt.Errorf("history: conversation %s: %w", conversationID, ErrNotFound)
 	}
 	return nil
+}
+
+// errorDetailSep parts an Error's words from the raw error behind them.
+const errorDetailSep = "\n\x1f"
+
+// JoinError is what Message.Error holds: the failure in words, and the raw
+// error for a Details disclosure.
+func JoinError(summary, details string) string {
+	if details == "" || details == summary {
+		return summary
+	}
+	return summary + errorDetailSep + details
+}
+
+// SplitError takes a Message.Error apart.
+func SplitError(s string) (summary, details string) {
+	summary, details, _ = strings.Cut(s, errorDetailSep)
+	return summary, details
 }
