@@ -57,3 +57,11 @@ func parseGenerationConfig(data []byte) (*GenerationConfig, error) {
 	}
 	return g, nil
 }
+
+// generationIgnored are the keys of a published generation_config.json
+// that parseGenerationConfig does not read, and why.
+var generationIgnored = map[string]string{
+	"bos_token_id":         "the chat template writes <bos>",
+	"pad_token_id":         "one sequence at a time: nothing is padded",
+	"transformers_version": "provenance",
+}

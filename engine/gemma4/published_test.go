@@ -185,3 +185,51 @@ func TestVisionSoftTokensFallback(t *testing.T) {
 		t.Fatal("accepted a vision tower with no image budget")
 	}
 }
+
+// TestPublishedProcessorConfigs: every key of the published
+// processor_config.json is read or knowingly built in, and the built-in
+// values are the published ones.
+func TestPublishedProcessorConfigs(t *testing.T) {
+	for _, p := range publishedConfigs(t) {
+		raw, err := os.ReadFile(filepath.Join(p.dir, "processor_config.json"))
+		if os.IsNotExist(err) {
+			continue // mlx-community copies google's file
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := gemma4.UnknownProcessorKeys(raw)
+		if err != nil || len(keys) != 0 {
+			t.Errorf("%s: keys neither read nor built in: %v (%v)", p.repo, keys, err)
+		}
+		var doc struct {
+			Image struct {
+				Rescale   float64 `json:"rescale_factor"`
+				Normalize bool    `json:"do_normalize"`
+				Resample  int     `json:"resample"`
+			} `json:"image_processor"`
+			Feature *struct {
+				Rate    int     `json:"sampling_rate"`
+				Bins    int     `json:"feature_size"`
+				Frame   int     `json:"frame_length"`
+				Hop     int     `json:"hop_length"`
+				FFT     int     `json:"fft_length"`
+				Floor   float64 `json:"mel_floor"`
+				MaxFreq float64 `json:"max_frequency"`
+			} `json:"feature_extractor"`
+			Video struct {
+				FPS    float64 `json:"fps"`
+				Frames int     `json:"num_frames"`
+			} `json:"video_processor"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Image.Rescale != 1.0/255 || doc.Image.Normalize || doc.Image.Resample != 3 || doc.Video.FPS != 2 || doc.Video.Frames != 32 {
+			t.Errorf("%s: image/video preprocessing differs from the built-in: %+v %+v", p.repo, doc.Image, doc.Video)
+		}
+		if f := doc.Feature; f != nil && (f.Rate != 16000 || f.Bins != 128 || f.Frame != 320 || f.Hop != 160 || f.FFT != 512 || f.Floor != 1e-3 || f.MaxFreq != 8000) {
+			t.Errorf("%s: log-mel front end differs from media/logmel.Gemma4: %+v", p.repo, *f)
+		}
+	}
+}

@@ -186,3 +186,13 @@ func Version() (string, error) {
 	}
 	return v, nil
 }
+
+// HasGPU reports whether MLX runs on a GPU here (Metal), without making a
+// backend; false without libmlxc.
+func HasGPU() bool {
+	if Available() != nil {
+		return false
+	}
+	gpu, m := cGPUAvailable()
+	return m == nil && gpu
+}

@@ -131,3 +131,26 @@ func tokenName(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// configIgnored are the keys of a published Gemma-4 tokenizer_config.json
+// that applyConfig does not read, and why (chat_template is the chat
+// template package's).
+var configIgnored = map[string]string{
+	"chat_template":    "read by engine/chattemplate",
+	"backend":          "provenance",
+	"processor_class":  "provenance",
+	"tokenizer_class":  "provenance (the pipeline comes from tokenizer.json)",
+	"model_max_length": "config.json's max_position_embeddings bounds the context",
+	"padding_side":     "one sequence at a time: nothing is padded",
+	"pad_token":        "one sequence at a time: nothing is padded",
+	"unk_token":        "tokenizer.json's model.unk_token is the one used",
+	"mask_token":       "no masked-language use",
+	"response_schema":  "engine/chatoutput parses Gemma-4's output protocol itself",
+	// Named control tokens: their ids and special flags come from
+	// tokenizer.json's added tokens; the engine finds them by content.
+	"audio_token": "by content", "boa_token": "by content", "boi_token": "by content", "eoa_token": "by content",
+	"eoc_token": "by content", "eoi_token": "by content", "eot_token": "by content", "escape_token": "by content",
+	"etc_token": "by content", "etd_token": "by content", "etr_token": "by content", "image_token": "by content",
+	"soc_token": "by content", "sot_token": "by content", "stc_token": "by content", "std_token": "by content",
+	"str_token": "by content", "think_token": "by content",
+}
