@@ -25,6 +25,7 @@ type guiFlags struct {
 	timeout     time.Duration
 	readyProbe  bool    // print "perch: ready" once the window is interactive
 	seed        *uint64 // sample every answer with this seed (reproducible scripted runs)
+	teachDemo   bool    // with screenshots: feedback, a Teach run, a chat with its adapter
 }
 
 type listFlag []string
@@ -43,6 +44,7 @@ func runGUI(args []string) int {
 	fs.StringVar(&f.ask, "ask", "", "send this message once the window is up")
 	fs.StringVar(&f.screenshots, "screenshots", "", "write PNG screenshots of the windows to this folder, then quit")
 	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "with -screenshots: give up (exit 1) after this long")
+	fs.BoolVar(&f.teachDemo, "teach-demo", false, "with -screenshots: also give feedback on answers, train an adapter on the Teach page and chat with it")
 	fs.BoolVar(&f.readyProbe, "ready-probe", false, "print a line once the window is interactive (for benchmarks)")
 	seed := fs.Uint64("seed", 0, "sample every answer with this seed, so a scripted run is reproducible")
 	if err := fs.Parse(args); err != nil {

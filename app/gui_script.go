@@ -118,6 +118,9 @@ func (g *gui) script(f guiFlags) {
 	shoot(mw.Window, "models.png")
 	fyne.DoAndWait(mw.ShowSettings)
 	shoot(mw.Window, "settings.png")
+	if f.teachDemo && !failed && !g.teachDemo(scriptSteps{wait, shoot, fail}) {
+		return
+	}
 	if !failed {
 		fmt.Printf("perch: screenshots in %s\n", f.screenshots)
 		fyne.Do(g.app.Quit)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # make screenshot: starts the real Perch under Xvfb with a tiny fixture model, attaches
 # an image through the same path a drop takes, asks about it, waits for the answer, and
-# writes PNGs of the main window, the quick-ask popup, the models and settings pages.
+# writes PNGs of the main window, the quick-ask popup, the models and settings pages; then
+# gives feedback on a few answers, trains a DPO adapter from it on the Teach page (shot
+# mid-run and done) and chats with the adapter switched on (teach-*.png).
 # Fails (exit 1) if the window never appears or the answer never arrives.
 #   bundle/screenshot.sh BIN MODEL_DIR OUT_DIR
 set -u
@@ -13,7 +15,7 @@ trap 'rm -rf "$home"' EXIT
 rm -rf "$out" && mkdir -p "$out" "$home/.config" "$home/.cache"
 HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_CACHE_HOME="$home/.cache" XDG_DATA_HOME="$home/.local" FYNE_THEME=light \
   timeout 300 sh bundle/xvfb-run.sh "$bin" gui -data-dir "$home/data" -model "$PWD/$model" -screenshots "$out" -timeout 240s \
-  -attach assets/icon-256.png -ask "What bird is this?" -seed "${SCREENSHOT_SEED:-1}" \
+  -attach assets/icon-256.png -ask "What bird is this?" -seed "${SCREENSHOT_SEED:-1}" -teach-demo \
   > "$home/app.log"
 rc=$?
 grep -v -e '^$' "$home/app.log"
@@ -21,7 +23,8 @@ if [ $rc -ne 0 ] || ! grep -q "perch: screenshots in" "$home/app.log"; then
   echo "screenshot: FAILED (exit $rc): the window did not appear or the answer did not arrive" >&2
   exit 1
 fi
-for f in main.png quickask.png models.png settings.png; do
+for f in main.png quickask.png models.png settings.png \
+  teach-feedback.png teach-running.png teach-done.png teach-adapter-menu.png teach-adapter-chat.png; do
   [ -s "$out/$f" ] || { echo "screenshot: $out/$f was not written" >&2; exit 1; }
 done
 ls -l "$out"

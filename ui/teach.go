@@ -45,6 +45,9 @@ type teachView struct {
 	ready    bool         // the last check passed
 	checking atomic.Int64 // generation of the latest check
 	checked  int64        // generation of the check shown (UI goroutine)
+	// autoSteps is the Steps value Perch suggested; while the field holds
+	// it, it follows the data (about three passes).
+	autoSteps string
 }
 
 func newTeachView(e *env, win fyne.Window) *teachView {
@@ -85,6 +88,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	}
 	name := entry("name", d.Name)
 	steps := entry("steps", fmt.Sprint(d.Steps))
+	v.autoSteps = steps.Text
 	adv := widget.NewForm(
 		widget.NewFormItem("LoRA+ ratio", entry("ratio", fmt.Sprint(d.LoRAPlusRatio))),
 		widget.NewFormItem("Rank", entry("rank", fmt.Sprint(d.Rank))),
@@ -133,6 +137,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	v.root = container.NewVScroll(container.NewPadded(body))
 	v.method.SetSelected(presetFor(d.Method).Label)
 	e.teacher.Watch(func(u TrainUpdate) { v.run.push(u) })
+	v.run.onStarted = v.check
 	v.run.onFinished = func() {
 		v.adapters.reload()
 		v.runs.reload()
@@ -253,6 +258,13 @@ func (v *teachView) check() {
 			}
 			v.checked = gen
 			v.summary = sum
+			if f := v.fields["steps"]; f.Text == v.autoSteps && serr == nil && sum.Usable(m) > 0 {
+				if n := fmt.Sprint(suggestSteps(sum.Usable(m)-int(float64(sum.Usable(m))*plan.ValShare), max(plan.BatchSize, 1))); n != f.Text {
+					v.autoSteps = n
+					f.SetText(n) // checks again
+					return
+				}
+			}
 			v.showData(sum, serr)
 			switch {
 			case perr != nil:
@@ -271,12 +283,11 @@ func (v *teachView) check() {
 				v.showProblem("")
 				v.estimate.SetText(estimateLine(est) + "\n" + est.Basis)
 				v.estimate.Show()
-				v.plan, v.ready = plan, true
 				if v.run.active() {
-					v.start.SetText("Start training (after the current run)")
-				} else {
-					v.start.SetText("Start training")
+					v.estimate.SetText(v.estimate.Text + "\nOne run at a time: start this one when the current run ends, or stop it.")
+					return
 				}
+				v.plan, v.ready = plan, true
 				v.start.Enable()
 			}
 		})

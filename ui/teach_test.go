@@ -168,6 +168,9 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	if !strings.Contains(v.estimate.Text, "About 7 min · needs 3.0 GB of the 16.0 GB") {
 		t.Fatalf("estimate %q", v.estimate.Text)
 	}
+	if v.fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
+		t.Fatalf("suggested steps %q", v.fields["steps"].Text)
+	}
 	if v.fields["lr"].Text != "5e-05" {
 		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.fields["lr"].Text)
 	}
@@ -211,6 +214,10 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
 	if p := h.teacher.started[0]; p.Method != MethodDPO || p.Steps != 50 || p.LoRAPlusRatio != DefaultLoRAPlusRatio || p.Base != "e2b" || !p.Source.Feedback {
 		t.Fatalf("started %+v", p)
+	}
+	settle(h.harness, v)
+	if !v.start.Disabled() || !strings.Contains(v.estimate.Text, "One run at a time") {
+		t.Fatalf("a second run can start beside the first: %q", v.estimate.Text)
 	}
 	run := v.run.run
 	run.State, run.Steps = RunTraining, 50

@@ -38,6 +38,7 @@ type runPanel struct {
 
 	parent     *fyne.Container        // the page, laid out again when the panel appears
 	onFinished func()                 // a run ended: adapters and runs changed
+	onStarted  func()                 // a run began
 	onTry      func(adapterID string) // "Try it in a new chat"
 }
 
@@ -99,7 +100,11 @@ func (p *runPanel) restore() {
 // follow shows run r with the points recorded so far.
 func (p *runPanel) follow(r TrainRun) {
 	p.shown = true
+	started := !p.run.State.Active() && r.State.Active()
 	p.run = r
+	if started && p.onStarted != nil {
+		p.onStarted()
+	}
 	p.loss.Reset()
 	p.margin.Reset()
 	p.render()
