@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +52,151 @@ func TestTrainRefusesUpFront(t *testing.T) {
 	}
 	if e.training.Load() {
 		t.Error("a refused run left the engine marked as training")
+	}
+}
+
+// trainRows are pre-tokenized rows for the tiny model.
+func trainRows(n int) []train.Row {
+	rows := make([]train.Row, n)
+	for i := range rows {
+		ids := []int32{2}
+		for j := 0; j < 12+i%3; j++ {
+			ids = append(ids, int32(3+(i*37+j*11)%1000))
+		}
+		rows[i] = train.Row{IDs: ids, PromptLen: 4}
+	}
+	return rows
+}
+
+func tinyRun(t *testing.T, dir string) TrainRequest {
+	return TrainRequest{Train: trainRows(6), Valid: trainRows(2), Iters: 8, BatchSize: 2, ValEvery: 4, SaveEvery: 4,
+		LoRA: tinyLoRA(), AdapterDir: dir, Options: train.Options{LearningRate: 2e-3, LoRAPlusRatio: 4, Seed: 3}}
+}
+
+// drain reads a run to its end; onStep runs at each step event.
+func drain(t *testing.T, run *TrainRun, onStep func(step int)) []TrainEvent {
+	t.Helper()
+	var evs []TrainEvent
+	for ev := range run.Events() {
+		evs = append(evs, ev)
+		if ev.Kind == train.EventStep && onStep != nil {
+			onStep(ev.Step)
+		}
+	}
+	if last := evs[len(evs)-1]; last.Kind != train.EventDone {
+		t.Fatalf("the run ended with %+v", last)
+	}
+	return evs
+}
+
+func leaves(t *testing.T, dir string) map[string][]float32 {
+	t.Helper()
+	a, err := lora.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]float32{}
+	for n, l := range a.Leaves {
+		out[n] = l.Data
+	}
+	return out
+}
+
+// TestChatDuringTraining: requests sent while a run trains are answered
+// between its steps, on the same loaded weights (with no adapter, or their
+// own), and the run ends with exactly the adapter an uninterrupted run with
+// the same seed makes.
+func TestChatDuringTraining(t *testing.T) {
+	for _, backend := range testBackends() {
+		t.Run(backend, func(t *testing.T) {
+			e := openTiny(t, "text-tiny", Options{Backend: backend})
+			quiet := filepath.Join(t.TempDir(), "quiet")
+			tr, err := e.Train(t.Context(), tinyRun(t, quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain(t, tr, nil)
+			base, _ := run(t, e, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 4, IgnoreEOS: true, Sampling: Sampling{Temperature: f32(0)}})
+
+			busy := filepath.Join(t.TempDir(), "busy")
+			tr, err = e.Train(t.Context(), tinyRun(t, busy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Train(t.Context(), tinyRun(t, t.TempDir())); err != ErrTraining {
+				t.Errorf("a second run: %v, want ErrTraining", err)
+			}
+			answers := make(chan []int32, 2)
+			evs := drain(t, tr, func(step int) {
+				if step != 2 {
+					return
+				}
+				for _, adapter := range []string{"", loraTinyDir} {
+					ch, err := e.Generate(t.Context(), Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 4, IgnoreEOS: true,
+						Sampling: Sampling{Temperature: f32(0)}, Adapter: adapter})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					go func() {
+						ids, last := collect(t, ch)
+						if last.Kind != EventDone {
+							t.Errorf("the chat during training ended with %v", last.Err)
+						}
+						answers <- ids
+					}()
+				}
+			})
+			paused := 0
+			for _, ev := range evs {
+				if ev.Kind == train.EventPaused {
+					paused++
+				}
+			}
+			if paused < 2 {
+				t.Errorf("%d paused events: the requests did not run between steps", paused)
+			}
+			a, b := <-answers, <-answers
+			if !slices.Equal(a, base) && !slices.Equal(b, base) {
+				t.Errorf("the base-model chat during training answered %v / %v, want %v", a, b, base)
+			}
+			want, got := leaves(t, quiet), leaves(t, busy)
+			for n, w := range want {
+				if !slices.Equal(w, got[n]) {
+					t.Fatalf("%s differs after a run with chats in between", n)
+				}
+			}
+		})
+	}
+}
+
+// TestCancelledRunLeavesAdapter: a run stopped mid-way saves the adapter of
+// the steps it made; the adapter loads and applies.
+func TestCancelledRunLeavesAdapter(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{Backend: BackendGo})
+	dir := filepath.Join(t.TempDir(), "adapter")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req := tinyRun(t, dir)
+	req.Iters = 1000
+	tr, err := e.Train(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := drain(t, tr, func(step int) {
+		if step == 3 {
+			cancel()
+		}
+	})
+	res := evs[len(evs)-1].Result
+	if !res.Cancelled || res.Steps < 3 || res.Steps >= req.Iters { // events run a little behind the steps
+		t.Fatalf("result %+v", res)
+	}
+	if _, s := run(t, e, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 2, Sampling: Sampling{Temperature: f32(0)}, Adapter: dir}); s == nil {
+		t.Fatal("the saved adapter does not apply")
+	}
+	m, err := train.ReadMetrics(dir)
+	if err != nil || !m.Cancelled || m.Steps != res.Steps {
+		t.Errorf("metrics.json %+v %v", m, err)
 	}
 }

@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"perch/engine/gemma4"
+	"perch/engine/lora"
+	"perch/engine/mlx"
+	"perch/engine/train"
+)
+
+// The training benchmark: one SFT LoRA step (sequence 256, batch 1, rank 8,
+// scale 20, every attention and MLP projection adapted) on the tiny model
+// and the E2B-shaped 4-bit checkpoint, on the Go backend (and MLX where
+// installed), side by side in one run with the same step in PyTorch on the
+// CPU (engine/train/bench/gemma4_torch.py, Debian's python3-torch; its
+// weights dequantized to float32, PyTorch having no 4-bit CPU kernel).
+// Achieved GFLOP/s count the useful work of a step, the frozen matmuls
+// forward and their input gradients plus the LoRA matmuls forward and
+// backward (a recomputed forward is not counted), against the machine's
+// FMA peak measured in the same run (engine/train/bench/fmaprobe.c).
+// Peak memory is the process's peak RSS over the steps (VmHWM, reset after
+// the model loads), weights included.
+
+const (
+	benchSeq   = 256
+	benchRank  = 8
+	benchSteps = 3
+	torchPy    = "/usr/bin/python3" // Debian's, where python3-torch installs
+)
+
+func BenchmarkTrainVsTorch(b *testing.B) {
+	peak := fmaPeak(b)
+	torchCrossCheck(b)
+	for _, model := range []string{"text-tiny", "e2b-shaped-4bit"} {
+		dir := benchModel(b, model)
+		cfg, err := gemma4.LoadConfig(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := stepFLOPs(&cfg.Text, benchSeq, benchRank)
+		torch := torchStep(b, dir)
+		backends := []string{BackendGo}
+		if mlx.Available() == nil {
+			backends = append(backends, BackendMLX)
+		}
+		for _, backend := range backends {
+			b.Run(model+"/"+backend, func(b *testing.B) {
+				var tokS float64
+				var rss int64
+				for i := 0; i < b.N; i++ {
+					tokS, rss = goTrainStep(b, dir, backend)
+				}
+				b.ReportMetric(tokS, "tok/s")
+				b.ReportMetric(float64(rss)/(1<<20), "peak_rss_MiB")
+				b.ReportMetric(flops*tokS/benchSeq/1e9, "GFLOP/s")
+				if peak > 0 {
+					b.ReportMetric(100*flops*tokS/benchSeq/1e9/peak, "%peak")
+				}
+				if torch != nil {
+					b.ReportMetric(torch.tokS, "torch_tok/s")
+					b.ReportMetric(float64(torch.rss)/(1<<20), "torch_peak_rss_MiB")
+					b.ReportMetric(flops*torch.tokS/benchSeq/1e9, "torch_GFLOP/s")
+					b.ReportMetric(tokS/torch.tokS, "x_torch_speed")
+					b.ReportMetric(float64(rss)/float64(torch.rss), "x_torch_memory")
+				}
+			})
+		}
+	}
+}
+
+// goTrainStep runs benchSteps steps through Engine.Train and returns the
+// median step's tokens/s and the peak RSS over the steps.
+func goTrainStep(b *testing.B, dir, backend string) (float64, int64) {
+	e, err := Open(dir, Options{Backend: backend})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := make([]int32, benchSeq)
+	ids[0] = 2
+	for i := 1; i < benchSeq; i++ {
+		ids[i] = 3 + rng.Int32N(int32(e.cfg.Text.VocabSize-3))
+	}
+	cfg := lora.DefaultConfig()
+	cfg.LoRA.Rank, cfg.LoRA.Scale = benchRank, 20
+	resetPeakRSS()
+	run, err := e.Train(context.Background(), TrainRequest{Train: []train.Row{{IDs: ids, PromptLen: 1}}, Iters: benchSteps,
+		BatchSize: 1, NoShuffle: true, LoRA: cfg, Options: train.Options{LearningRate: 1e-5}, AdapterDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rates []float64
+	for ev := range run.Events() {
+		switch ev.Kind {
+		case train.EventError:
+			b.Fatal(ev.Err)
+		case train.EventStep:
+			rates = append(rates, ev.TokensPerSec)
+			b.Logf("%s step %d: loss %.4f, %.1f tok/s, backend peak %d MiB", backend, ev.Step, ev.Metrics.Loss, ev.TokensPerSec, ev.Metrics.PeakMemory>>20)
+		}
+	}
+	if len(rates) != benchSteps {
+		b.Fatalf("%d steps reported", len(rates))
+	}
+	return median(rates), peakRSS(b)
+}
+
+type torchResult struct {
+	tokS float64
+	rss  int64
+}
+
+// torchStep runs the same step in PyTorch, or says why it cannot.
+func torchStep(b *testing.B, dir string) *torchResult {
+	if err := exec.Command(torchPy, "-c", "import torch, numpy").Run(); err != nil {
+		b.Logf("PyTorch is not installed (apt-get install python3-torch python3-numpy): no comparison")
+		return nil
+	}
+	abs, _ := filepath.Abs(dir)
+	out, err := exec.Command(torchPy, filepath.Join("train", "bench", "gemma4_torch.py"), "bench", abs,
+		"--seq", fmt.Sprint(benchSeq), "--rank", fmt.Sprint(benchRank), "--steps", fmt.Sprint(benchSteps)).Output()
+	if err != nil {
+		b.Logf("PyTorch step failed: %v", err)
+		return nil
+	}
+	var r struct {
+		Torch string `json:"torch"`
+		Steps []struct {
+			Seconds float64 `json:"seconds"`
+			RSS     int64   `json:"peak_rss_bytes"`
+			Loss    float64 `json:"loss"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Steps) == 0 {
+		b.Logf("PyTorch step: %v (%s)", err, out)
+		return nil
+	}
+	res := &torchResult{}
+	var rates []float64
+	for _, s := range r.Steps {
+		rates = append(rates, benchSeq/s.Seconds)
+		res.rss = max(res.rss, s.RSS)
+		b.Logf("torch %s: step %.1f s (%.1f tok/s), loss %.4f, peak RSS %d MiB", r.Torch, s.Seconds, benchSeq/s.Seconds, s.Loss, s.RSS>>20)
+	}
+	res.tokS = median(rates)
+	return res
+}
+
+// torchCrossCheck runs the PyTorch model in float64 against the goldens
+// (lora-tiny: forward, losses, SFT gradients; text-tiny-q4: the 4-bit
+// path), so its timings are of a model that computes the same thing.
+func torchCrossCheck(b *testing.B) {
+	script := filepath.Join("train", "bench", "gemma4_torch.py")
+	for _, args := range [][]string{
+		{"check", filepath.Join(testdata, "models", "text-tiny"), filepath.Join(testdata, "goldens", "lora-tiny")},
+		{"check-base", filepath.Join(testdata, "models", "text-tiny-q4"), filepath.Join(testdata, "goldens", "text-tiny-q4")},
+	} {
+		out, err := exec.Command(torchPy, append([]string{script}, args...)...).Output()
+		if err != nil {
+			b.Logf("PyTorch cross-check %s: %v", args[0], err)
+			continue
+		}
+		b.Logf("PyTorch float64 cross-check %s: %s", args[0], out)
+	}
+}
+
+// fmaPeak measures the machine's float32 FMA peak (GFLOP/s, every core).
+func fmaPeak(b *testing.B) float64 {
+	bin := filepath.Join(b.TempDir(), "fmaprobe")
+	if out, err := exec.Command("cc", "-O2", "-pthread", "-o", bin, filepath.Join("train", "bench", "fmaprobe.c")).CombinedOutput(); err != nil {
+		b.Logf("no C compiler for the FMA probe (%v: %s): no peak", err, out)
+		return 0
+	}
+	out, err := exec.Command(bin).Output()
+	var r struct {
+		Threads int      `json:"threads"`
+		AVX2    float64  `json:"avx2_gflops"`
+		AVX512  *float64 `json:"avx512_gflops"`
+	}
+	if err != nil || json.Unmarshal(out, &r) != nil {
+		b.Logf("FMA probe: %v (%s)", err, out)
+		return 0
+	}
+	peak := r.AVX2
+	if r.AVX512 != nil {
+		peak = max(peak, *r.AVX512)
+	}
+	b.Logf("FMA peak: %.1f GFLOP/s on %d threads (AVX2 %.1f)", peak, r.Threads, r.AVX2)
+	return peak
+}
+
+// stepFLOPs is the useful work of one SFT step over L tokens: the frozen
+// matmuls forward and their input gradients (2x forward), the LoRA
+// matmuls forward, input and weight gradients (3x forward).
+func stepFLOPs(t *gemma4.TextConfig, L, r int) float64 {
+	l := float64(L)
+	var base, adapter float64
+	lin := func(in, out int, adapted bool) {
+		base += 2 * l * float64(in) * float64(out)
+		if adapted {
+			adapter += 2 * l * float64(r) * float64(in+out)
+		}
+	}
+	H, P := t.HiddenSize, t.HiddenSizePerLayerInput
+	for i := 0; i < t.NumHiddenLayers; i++ {
+		hd, nH, nKV := t.HeadDimOf(i), t.NumAttentionHeads, t.KVHeadsOf(i)
+		lin(H, nH*hd, true)
+		if t.KVDonor(i) == i {
+			lin(H, nKV*hd, true)
+			lin(H, nKV*hd, true)
+		}
+		lin(nH*hd, H, true)
+		base += 4 * l * l * float64(hd*nH) // scores and values
+		I := t.MLPWidth(i)
+		lin(H, I, true)
+		lin(H, I, true)
+		lin(I, H, true)
+		if P > 0 {
+			lin(H, P, false)
+			lin(P, H, false)
+		}
+	}
+	if P > 0 {
+		lin(H, t.NumHiddenLayers*P, false)
+	}
+	lin(H, t.VocabSize, false) // tied head
+	return 2*base + 3*adapter
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+// resetPeakRSS restarts VmHWM (Linux: clear_refs 5); elsewhere a no-op.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
