@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -126,6 +127,7 @@ type runner struct {
 	st      *stream
 	sv      *saver
 	metrics Metrics
+	emitMu  sync.Mutex // Emit runs on the engine thread and, for checkpoints, the saver's
 
 	trainTime time.Duration
 }
@@ -134,6 +136,13 @@ type runner struct {
 func (r *runner) emit(ev Event) {
 	line := ev.JSON(r.p.Method, true)
 	r.sv.do("metrics stream", func() error { return r.st.write(line) })
+	r.report(ev)
+}
+
+// report hands ev to the host, one event at a time.
+func (r *runner) report(ev Event) {
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
 	r.h.Emit(ev)
 }
 
@@ -267,9 +276,20 @@ func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
 	}
 	name := CheckpointName(step, val, hasVal)
 	rel := filepath.Join("checkpoints", name)
-	r.sv.do("checkpoint "+rel, func() error { return r.sv.checkpoint(snap, name) })
+	ev := Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)}
+	// Reported once the folder is renamed into place, so a caller recording
+	// it never records a checkpoint a crash could leave half written.
+	r.sv.do("checkpoint "+rel, func() error {
+		if err := r.sv.checkpoint(snap, name); err != nil {
+			return err
+		}
+		if err := r.st.write(ev.JSON(r.p.Method, true)); err != nil {
+			return err
+		}
+		r.report(ev)
+		return nil
+	})
 	r.metrics.addCheckpoint(step, rel, val, hasVal)
-	r.emit(Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)})
 	r.writeMetrics()
 	return nil
 }
@@ -330,7 +350,7 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 		err = fmt.Errorf("metrics stream: %w", werr)
 		last = Event{Kind: EventError, Step: res.Steps, Err: err}
 	}
-	r.h.Emit(last)
+	r.report(last)
 	return res, err
 }
 
