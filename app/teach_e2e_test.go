@@ -65,7 +65,7 @@ func newTeachRig(t *testing.T, dir string) *teachRig {
 	r := &teachRig{t: t, store: store, rt: rt, dir: dir, updates: make(chan ui.TrainUpdate, 1<<14)}
 	r.svc, _, err = teach.New(teach.Options{Store: store, Dir: dir, Trainer: engineTrainer{rt},
 		Bases:  func() ([]ui.TeachBase, error) { return []ui.TeachBase{{ID: "tiny", Name: "Tiny Gemma"}}, nil },
-		Locate: func(string) (string, string, error) { return model, "Tiny Gemma", nil }})
+		Locate: func(string) (string, string, error) { return model, "Tiny Gemma", nil }, SaveEvery: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

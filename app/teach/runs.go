@@ -113,10 +113,12 @@ func (s *Service) writeData(runID string, plan ui.TrainPlan) (string, error) {
 }
 
 // job is plan as one segment of training.
-func job(plan ui.TrainPlan, runID, data, dir, resume string, iters int) Job {
+func job(plan ui.TrainPlan, runID, data, dir, resume string, iters, saveEvery int) Job {
 	h := fnv.New64a()
 	h.Write([]byte(runID))
-	saveEvery := min(max(iters/10, 5), 50) // a kill loses at most 50 steps
+	if saveEvery <= 0 {
+		saveEvery = min(max(iters/10, 5), 50) // a kill loses at most 50 steps
+	}
 	return Job{Data: data, Method: string(plan.Method), Iters: iters, BatchSize: plan.BatchSize, MaxLen: plan.MaxSeqLen,
 		Rank: plan.Rank, LR: plan.LearningRate, LoRAPlus: plan.LoRAPlusRatio, Beta: plan.Beta, Lambda: plan.Lambda,
 		ValEvery: saveEvery, SaveEvery: saveEvery, AdapterDir: dir, Resume: resume, Seed: h.Sum64()}
@@ -145,7 +147,7 @@ func (s *Service) execute(a *active, prepare func() (string, error), resume stri
 		s.finish(a, history.RunStopped, "", nil)
 		return
 	}
-	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset))
+	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset, s.o.SaveEvery))
 	if err != nil {
 		fail(err)
 		return

@@ -30,6 +30,9 @@ type Options struct {
 	Budget func() (hub.Budget, error)
 	// Notify tells the user a run finished or failed (the OS notification).
 	Notify func(title, body string)
+	// SaveEvery is the checkpoint (and validation) cadence in steps; 0: a
+	// tenth of the run, between 5 and 50.
+	SaveEvery int
 }
 
 // Service implements ui.Teacher and ui.Adapters.
