@@ -49,7 +49,9 @@ func TestTeachKill9RealHelper(t *testing.T) {
 	fmt.Println("RESUMED", run.Step)
 	said, stop := false, os.Getenv("PERCH_TEACH_KILL9_STOP") != ""
 	for u := range r.updates {
-		if u.Run.State == ui.RunTraining && u.Run.Step > run.Step && !said {
+		// A new run says so once its first checkpoint is recorded (a kill
+		// before it has nothing to resume from).
+		if u.Run.State == ui.RunTraining && u.Run.Step > run.Step && (run.Step > 0 || u.Run.LastCheckpoint > 0) && !said {
 			fmt.Println("TRAINING", u.Run.Step)
 			said = true
 			if stop {
@@ -71,7 +73,7 @@ func TestTeachKill9RealHelper(t *testing.T) {
 // adapter loads.
 func TestTeachRunSurvivesKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kill -9 loop over the real trainer takes about a minute; skipped with -short")
+		t.Skip("kill -9 loop over the real trainer takes about 30 s; skipped with -short")
 	}
 	if _, err := os.Stat(e2eModel + "/config.json"); err != nil {
 		t.Skipf("fixture model %s not present: %v", e2eModel, err)
@@ -116,11 +118,7 @@ func TestTeachRunSurvivesKill9(t *testing.T) {
 					done = l
 				case strings.HasPrefix(l, "TRAINING") && i < kills:
 					// Somewhere in the next 0.1–1.5 s: mid-step, mid-save or between.
-					wait := 100*time.Millisecond + time.Duration(rng.Intn(1400))*time.Millisecond
-					if i == 0 {
-						wait += 1500 * time.Millisecond // past the first checkpoint
-					}
-					time.Sleep(wait)
+					time.Sleep(100*time.Millisecond + time.Duration(rng.Intn(1400))*time.Millisecond)
 					cmd.Process.Signal(syscall.SIGKILL)
 				}
 			case <-timeout:

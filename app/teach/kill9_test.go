@@ -52,7 +52,7 @@ func TestTeachKill9Helper(t *testing.T) {
 	fmt.Println("RESUMED", r.ID, r.Step)
 	said := false
 	for u := range f.updates {
-		if u.Run.State == ui.RunTraining && !said {
+		if u.Run.State == ui.RunTraining && (r.Step > 0 || u.Run.LastCheckpoint > 0) && !said {
 			fmt.Println("TRAINING", u.Run.ID, u.Run.Step)
 			said = true
 		}
@@ -109,11 +109,7 @@ func TestRunSurvivesKill9(t *testing.T) {
 				case strings.HasPrefix(l, "DONE"):
 					done = true
 				case strings.HasPrefix(l, "TRAINING") && i < kills:
-					wait := time.Duration(rng.Intn(400)) * time.Millisecond
-					if i == 0 {
-						wait += 200 * time.Millisecond // the first process reaches its first checkpoint
-					}
-					time.Sleep(wait)
+					time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
 					cmd.Process.Signal(syscall.SIGKILL)
 				}
 			case <-wait:
