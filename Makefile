@@ -36,8 +36,13 @@ test: deps tokenizer-cache
 	@sh engine/tokenizer/testdata/oracle/fetch.sh --status
 	@$(MAKE) --no-print-directory screenshot
 
+# PyTorch (CPU) runs the reference training step the engine's training benchmark compares with;
+# it is never a dependency of Perch itself.
+APT_BENCH := python3-torch python3-numpy
+
 # The engine's runs load large checkpoints: once each, with a long timeout.
 bench: deps tokenizer-cache
+	@sh bundle/apt-deps.sh $(APT_BENCH) || echo "bench: PyTorch missing: the training benchmark runs without its comparison"
 	$(GO) test -run '^$$' -bench . -benchtime 3x $$($(GO) list ./... | grep -v '/engine$$')
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
 

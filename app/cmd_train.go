@@ -14,13 +14,15 @@ import (
 )
 
 func init() {
-	register("train", "fine-tune a LoRA adapter (sft, dpo, orpo); train watch DIR follows a run", func(args []string) int {
+	register("train", "fine-tune a LoRA adapter (sft, dpo, orpo); train watch DIR; train fuse", func(args []string) int {
 		return runTrain(args, os.Stdout, os.Stderr)
 	})
 }
 
 const trainUsage = `usage: perch train --data DIR [flags]     fine-tune a LoRA adapter on DIR/train.jsonl (valid.jsonl)
        perch train watch DIR [--json]     follow a run's metrics stream (DIR/metrics.jsonl)
+       perch train fuse --adapter DIR --out DIR [--model M] [--dequantize]
+                                          write a model folder with the adapter merged
 `
 
 type trainFlags struct {
@@ -102,6 +104,8 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "watch":
 			return runTrainWatch(args[1:], stdout, stderr)
+		case "fuse":
+			return runTrainFuse(args[1:], stdout, stderr)
 		}
 	}
 	f, err := parseTrain(args, stderr)

@@ -234,3 +234,36 @@ func leafDiff(t *testing.T, g *golden.File, ad *lora.Adapter, prefix, gradPrefix
 	}
 	return worst
 }
+
+// TestTrainFuse: perch train fuse writes a model folder whose plain
+// forward gives the adapter's golden logits (the README's fused check).
+func TestTrainFuse(t *testing.T) {
+	g := loraGolden(t)
+	ids, _ := g.I32("forward.input_ids")
+	want, _ := g.F32("forward.logits")
+	fused := filepath.Join(t.TempDir(), "fused")
+	var out, errOut bytes.Buffer
+	if code := runTrain([]string{"fuse", "--model", tinyModel, "--adapter", loraTiny, "--out", fused}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	dump := filepath.Join(t.TempDir(), "logits.npy")
+	if code := runAsk([]string{"--model", fused, "--backend", "go", "--prompt-ids", joinIDs(ids), "--max-tokens", "1",
+		"--temperature", "0", "--dump-logits", dump}, &out, &errOut); code != 0 {
+		t.Fatalf("perch ask on the fused model: exit %d: %s", code, errOut.String())
+	}
+	a, err := npy.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i, v := range a.F32 {
+		worst = math.Max(worst, math.Abs(float64(v-want[len(want)-1024+i])))
+	}
+	t.Logf("fused model: logits within %.3g of the adapter's golden", worst)
+	if worst > 2e-4 {
+		t.Errorf("fused logits max |diff| %.3g", worst)
+	}
+	if code := runTrain([]string{"fuse", "--model", tinyModel, "--adapter", loraTiny, "--out", fused}, &out, &errOut); code == 0 {
+		t.Error("fusing over an existing folder succeeded")
+	}
+}

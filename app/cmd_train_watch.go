@@ -119,7 +119,11 @@ func (w *streamFollower) show(line []byte) {
 	}
 	var l trainLine
 	if len(line) > maxStreamLine || json.Unmarshal(line, &l) != nil || l.Type == "" {
-		w.p.say("note: line %d of the stream is not an event; skipped", w.n)
+		if w.p.json {
+			fmt.Fprintf(w.p.stderr, "perch train watch: line %d of the stream is not an event; skipped\n", w.n)
+		} else {
+			w.p.say("note: line %d of the stream is not an event; skipped", w.n)
+		}
 		return
 	}
 	switch l.Type {
