@@ -40,27 +40,18 @@ func (c adapterChoice) SetDefault(id string) error {
 	return nil
 }
 
-func (c adapterChoice) Name(id string) string {
-	if id == "" {
-		return ""
-	}
-	a, err := c.store.AdapterByID(id)
-	if err != nil {
-		return ""
-	}
-	return a.Name
-}
+func (c adapterChoice) Name(id string) string { return c.lookup(id).Name }
 
 // Dir is the folder of adapter id ("" for none or unknown).
-func (c adapterChoice) Dir(id string) string {
+func (c adapterChoice) Dir(id string) string { return c.lookup(id).Dir }
+
+// lookup is adapter id's record (empty for none or unknown).
+func (c adapterChoice) lookup(id string) history.Adapter {
 	if id == "" {
-		return ""
+		return history.Adapter{}
 	}
-	a, err := c.store.AdapterByID(id)
-	if err != nil {
-		return ""
-	}
-	return a.Dir
+	a, _ := c.store.AdapterByID(id)
+	return a
 }
 
 // newTeacher builds the teach service over the history in dataDir.

@@ -40,18 +40,21 @@ func (c *memChoice) SetDefault(id string) error { c.def = id; return nil }
 func (c *memChoice) Name(id string) string      { a, _ := c.store.AdapterByID(id); return a.Name }
 func (c *memChoice) Dir(id string) string       { a, _ := c.store.AdapterByID(id); return a.Dir }
 
-func newTeachRig(t *testing.T, dir string) *teachRig {
+func newTeachRig(t *testing.T, dir string) *teachRig { return newTeachRigOn(t, dir, e2eModel, false) }
+
+// newTeachRigOn is the rig on another fixture model (vision: it sees photos).
+func newTeachRigOn(t *testing.T, dir, fixture string, vision bool) *teachRig {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(e2eModel, "config.json")); err != nil {
-		t.Skipf("fixture model %s not present: %v", e2eModel, err)
+	if _, err := os.Stat(filepath.Join(fixture, "config.json")); err != nil {
+		t.Skipf("fixture model %s not present: %v", fixture, err)
 	}
-	model, _ := filepath.Abs(e2eModel)
+	model, _ := filepath.Abs(fixture)
 	store, _, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	locate := func(string) (chat.Located, error) { return chat.Located{Dir: model, Name: "Tiny Gemma"}, nil }
+	locate := func(string) (chat.Located, error) { return chat.Located{Dir: model, Name: "Tiny Gemma", Vision: vision}, nil }
 	open := func(d string) (chat.Engine, engine.ModelInfo, error) {
 		e, err := engine.Open(d, engine.Options{Backend: "go"})
 		if err != nil {
@@ -192,5 +195,60 @@ func TestTeachTinyModelEndToEnd(t *testing.T) {
 	ms, _ := r.chat.Messages(rep2.ConversationID)
 	if got := ms[len(ms)-1].Model; !strings.HasSuffix(got, " + my-style") || ms[1].Model != "Tiny Gemma" {
 		t.Fatalf("answers labelled %q then %q", ms[1].Model, got)
+	}
+}
+
+// TestTeachPhotoPairTrains: a corrected answer about a photo becomes a
+// pair whose prompt carries the photo, and the real trainer trains on it
+// (the unified tiny model's vision path, frozen, as at inference).
+func TestTeachPhotoPairTrains(t *testing.T) {
+	r := newTeachRigOn(t, t.TempDir(), "../testdata/models/vision-unified-tiny", true)
+	png, err := os.ReadFile(e2eImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var atts []ui.Attachment
+	for _, name := range []string{"bird.png", "bird again.png"} {
+		a, err := r.store.PutBlob(png, history.Attachment{Name: name, Kind: "image", MIME: "image/png", Width: 64, Height: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		atts = append(atts, ui.Attachment{ID: a.SHA256, Name: name, Kind: ui.Image})
+	}
+	for i, q := range []string{"What bird is this?", "And its colour?", "Where does it live?"} {
+		rep, err := r.chat.Send(context.Background(), "", q, atts[i%2:i%2+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := make(chan ui.Answer, 1)
+		rep.Stream.Follow(func(f func()) { f() }, func(a ui.Answer) {
+			if a.Done {
+				end <- a
+			}
+		})
+		if a := <-end; a.State != ui.Done {
+			t.Fatalf("answer %q: %v", a.State, a.Err)
+		}
+		r.chat.Rate(rep.ConversationID, rep.Assistant.ID, ui.ThumbDown)
+		if _, err := r.chat.Correct(rep.ConversationID, rep.Assistant.ID, "A robin, with a red breast."); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, _ := r.svc.Summarize(ui.TeachSource{Feedback: true}, 0)
+	if sum.Pairs != 3 || sum.Media != 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+	run, err := r.svc.Start(ui.TrainPlan{Base: "tiny", Name: "birds", Source: ui.TeachSource{Feedback: true}, Method: ui.MethodDPO,
+		Rank: 4, Steps: 3, LearningRate: 1e-4, LoRAPlusRatio: ui.DefaultLoRAPlusRatio, BatchSize: 1, MaxSeqLen: 1024, Beta: 0.1, Lambda: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := r.until("the photo run", func(u ui.TrainRun) bool { return !u.State.Active() })
+	if done.State != ui.RunDone || done.Step != 3 {
+		t.Fatalf("run ended %+v", done)
+	}
+	media, _ := filepath.Glob(filepath.Join(r.dir, "training", run.ID, "data", "media", "*"))
+	if len(media) != 1 { // the same bytes twice are stored once
+		t.Fatalf("the photo did not travel with the pairs: %v", media)
 	}
 }
