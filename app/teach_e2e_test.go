@@ -54,7 +54,9 @@ func newTeachRigOn(t *testing.T, dir, fixture string, vision bool) *teachRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	locate := func(string) (chat.Located, error) { return chat.Located{Dir: model, Name: "Tiny Gemma", Vision: vision}, nil }
+	locate := func(string) (chat.Located, error) {
+		return chat.Located{Dir: model, Name: "Tiny Gemma", Vision: vision}, nil
+	}
 	open := func(d string) (chat.Engine, engine.ModelInfo, error) {
 		e, err := engine.Open(d, engine.Options{Backend: "go"})
 		if err != nil {
