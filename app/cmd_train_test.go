@@ -267,3 +267,27 @@ func TestTrainFuse(t *testing.T) {
 		t.Error("fusing over an existing folder succeeded")
 	}
 }
+
+// TestServeAdapter: perch serve --adapter loads it for every request, and
+// one that does not fit the model is refused before listening.
+func TestServeAdapter(t *testing.T) {
+	var logs bytes.Buffer
+	for _, c := range []struct {
+		adapter string
+		ok      bool
+	}{{loraTiny, true}, {t.TempDir(), false}} {
+		f, err := parseServe([]string{"--addr", "127.0.0.1:0", "--model", tinyModel, "--backend", "go", "--quiet", "--adapter", c.adapter}, &logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := startServe(f, &logs)
+		if (err == nil) != c.ok {
+			t.Fatalf("--adapter %s: %v", c.adapter, err)
+		}
+		if err == nil {
+			s.close()
+		} else if !strings.Contains(err.Error(), c.adapter) {
+			t.Errorf("the error does not name the adapter: %v", err)
+		}
+	}
+}

@@ -200,3 +200,55 @@ func TestCancelledRunLeavesAdapter(t *testing.T) {
 		t.Errorf("metrics.json %+v %v", m, err)
 	}
 }
+
+// TestPauseResumeAndNotices: a paused run makes no step while it serves
+// requests, and goes on when resumed; rows cut to --max-seq-len are noticed.
+func TestPauseResumeAndNotices(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{Backend: BackendGo})
+	data := t.TempDir()
+	long := `{"input_ids": [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], "prompt_len": 2}`
+	os.WriteFile(filepath.Join(data, "train.jsonl"), []byte(long+"\n"+long+"\n"), 0o644)
+	req := TrainRequest{Data: data, MaxLen: 8, Iters: 4, BatchSize: 1, LoRA: tinyLoRA(), AdapterDir: t.TempDir(),
+		Options: train.Options{LearningRate: 1e-3}}
+	tr, err := e.Train(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stepsWhilePaused, held int
+	paused := false
+	var notice string
+	for ev := range tr.Events() {
+		switch ev.Kind {
+		case train.EventNotice:
+			notice = ev.Text
+		case train.EventStep:
+			if paused {
+				stepsWhilePaused++
+			}
+			if ev.Step == 1 {
+				tr.Pause()
+				paused = true
+			}
+		case train.EventPaused:
+			if ev.Text == "paused" {
+				held++
+				// While held, a request is still served; then resume.
+				ids, _ := run(t, e, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 2, Sampling: Sampling{Temperature: f32(0)}})
+				if len(ids) != 2 {
+					t.Errorf("request during the pause answered %v", ids)
+				}
+				paused = false
+				tr.Resume()
+			}
+		case train.EventError:
+			t.Fatal(ev.Err)
+		}
+	}
+	if !strings.Contains(notice, "train.jsonl: 2 rows cut to the maximum length") {
+		t.Errorf("notice %q", notice)
+	}
+	// The step after the pause may already have been under way.
+	if held != 1 || stepsWhilePaused > 1 {
+		t.Errorf("held %d times, %d steps while paused", held, stepsWhilePaused)
+	}
+}

@@ -49,12 +49,25 @@ func ReadMetrics(dir string) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, err := ParseMetrics(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetricsFile), err)
+	}
+	return m, nil
+}
+
+// ParseMetrics reads metrics.json's bytes; the best checkpoint, when named,
+// must carry its validation loss.
+func ParseMetrics(data []byte) (*Metrics, error) {
 	if len(data) > 64<<20 {
-		return nil, fmt.Errorf("%s is over 64 MiB", MetricsFile)
+		return nil, fmt.Errorf("over 64 MiB")
 	}
 	m := &Metrics{}
 	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetricsFile), err)
+		return nil, err
+	}
+	if m.Best != nil && m.Best.ValLoss == nil {
+		return nil, fmt.Errorf("the best checkpoint %q has no validation loss", m.Best.Path)
 	}
 	return m, nil
 }

@@ -273,3 +273,16 @@ func TestBatcher(t *testing.T) {
 		t.Error("a batch larger than the rows was accepted")
 	}
 }
+
+// FuzzParseMetrics: no metrics.json bytes panic the reader.
+func FuzzParseMetrics(f *testing.F) {
+	m := &Metrics{Method: SFT, Iters: 3}
+	m.addCheckpoint(2, "checkpoints/step-00002-val1.0000", 1, true)
+	f.Add(m.encode())
+	f.Add([]byte(`{"best": {"step": 1, "path": "x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if m, err := ParseMetrics(data); err == nil && m.Best != nil {
+			_ = *m.Best.ValLoss
+		}
+	})
+}
