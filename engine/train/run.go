@@ -161,6 +161,7 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 			return stopped(err)
 		}
 	}
+	var next chan prepared
 	for step := 1; step <= p.Iters; step++ {
 		r.h.Yield()
 		if ctx.Err() != nil {
@@ -169,9 +170,17 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 		if err := r.sv.failed(); err != nil {
 			return false, err
 		}
-		batch, err := withMedia(ctx, r.batcher.Next())
-		if err != nil {
-			return stopped(err)
+		if next == nil {
+			next = prefetch(ctx, r.batcher.Next())
+		}
+		got := <-next
+		next = nil
+		if got.err != nil {
+			return stopped(got.err)
+		}
+		batch := got.rows
+		if step < p.Iters { // the next batch's media are prepared while this one trains
+			next = prefetch(ctx, r.batcher.Next())
 		}
 		t0 := time.Now()
 		m, err := r.s.Step(batch)
@@ -210,6 +219,29 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+type prepared struct {
+	rows []Row
+	err  error
+}
+
+// prefetch prepares a batch's media on a goroutine of its own (decoding
+// is CPU work that must not hold the engine thread); a batch without
+// media is ready at once.
+func prefetch(ctx context.Context, batch []Row) chan prepared {
+	ch := make(chan prepared, 1)
+	for i := range batch {
+		if batch[i].source != nil {
+			go func() {
+				rows, err := withMedia(ctx, batch)
+				ch <- prepared{rows, err}
+			}()
+			return ch
+		}
+	}
+	ch <- prepared{rows: batch}
+	return ch
 }
 
 // withMedia prepares the media of a batch's rows (a copy: the dataset
