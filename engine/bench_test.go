@@ -113,6 +113,7 @@ func BenchmarkEngine(b *testing.B) {
 		{"e2b-shaped-4bit", BackendGo, 64, 16, "", 1},
 		{"e2b-shaped-4bit", BackendGo, 256, 16, "", 0},
 		{"e2b-shaped-4bit", BackendMLX, 4, 3, "", 0},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, "0", 0},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend

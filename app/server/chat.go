@@ -289,12 +289,8 @@ type response struct {
 func (s *Server) complete(w http.ResponseWriter, c *completion, events <-chan engine.Event) {
 	a := engine.Collect(events, nil)
 	switch {
-	case a.Err == engine.ErrNoResult:
-		c.outcome = "error: no result"
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation ended without a result")
 	case a.Err != nil:
-		c.outcome = "error: " + errText(a.Err)
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "generation failed: "+errText(a.Err))
+		writeError(w, http.StatusInternalServerError, "server_error", "", "", c.failed(a.Err))
 	case a.Cancelled():
 		c.outcome = "cancelled by the client"
 	default:
@@ -306,6 +302,17 @@ func (s *Server) complete(w http.ResponseWriter, c *completion, events <-chan en
 			Usage: usageOf(a.Stats),
 		})
 	}
+}
+
+// failed records a generation's failure as the outcome and returns what
+// the client is told.
+func (c *completion) failed(err error) string {
+	if errors.Is(err, engine.ErrNoResult) {
+		c.outcome = "error: no result"
+		return "generation ended without a result"
+	}
+	c.outcome = "error: " + errText(err)
+	return "generation failed: " + errText(err)
 }
 
 func errText(err error) string {

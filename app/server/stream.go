@@ -110,12 +110,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c *completion, e
 	})
 	switch {
 	case a.Err != nil:
-		msg := "generation failed: " + errText(a.Err)
-		c.outcome = "error: " + errText(a.Err)
-		if a.Err == engine.ErrNoResult {
-			msg, c.outcome = "generation ended without a result", "error: no result"
-		}
-		out.event(errorBody("server_error", "", "", msg))
+		out.event(errorBody("server_error", "", "", c.failed(a.Err)))
 	case a.Cancelled() || r.Context().Err() != nil:
 		c.outcome = "cancelled by the client"
 		return
