@@ -107,8 +107,7 @@ func TestMLXMemoryBaseline(t *testing.T) {
 		cancelAfter(t, e, 5)
 		check("a cancelled generation", activeMemory(t, e))
 	}
-	// Warm up: MLX keeps what it builds on first use (shared tables,
-	// compiled composites and steps).
+	// Warm up: MLX keeps what it builds on first use.
 	run(t, e, imageRequest(t, []int32{2, 123, 1016, 270}, img))
 	round(func(string, int64) {})
 	base := activeMemory(t, e)

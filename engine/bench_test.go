@@ -86,45 +86,24 @@ type benchCase struct {
 	backend string
 	prompt  int // prompt tokens
 	steps   int // decode steps
-	// compile, when set, is PERCH_MLX_COMPILE for the run ("0": MLX's
-	// original op-by-op graphs; "composites": compiled composites and graph
-	// shortcuts; "1": those and compiled decode steps).
-	compile string
 	threads int // Go backend workers (0: GOMAXPROCS)
 }
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step. MLX runs of the
 // E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
-// take seconds per token. The tiny model runs on MLX three times: with its
-// host-time shortcuts off, with graph shortcuts and compiled composites
-// (engine/mlx/fast.go), and with compiled decode steps too
-// (compiledstep.go; greedy, as every run here); jit_ms is the most
-// one run spent probing the C++ compiler and in evaluations that may build
-// fused CPU kernels (the first run of a process pays the probe, and the
-// first run on a machine the kernel builds).
+// take seconds per token.
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, "", 0},
-		{"text-tiny", BackendMLX, 64, 64, "0", 0},
-		{"text-tiny", BackendMLX, 64, 64, "composites", 0},
-		{"text-tiny", BackendMLX, 64, 64, "1", 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, "", 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, "", 1},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, "", 0},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, "", 0},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, "0", 0},
+		{"text-tiny", BackendGo, 64, 64, 0},
+		{"text-tiny", BackendMLX, 64, 64, 0},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
-		switch c.compile {
-		case "0":
-			name += "/compile=off"
-		case "composites":
-			name += "/compile=composites"
-		case "1":
-			name += "/compile=on"
-		}
 		if c.threads > 0 {
 			name += "/threads=" + strconv.Itoa(c.threads)
 		}
@@ -137,23 +116,14 @@ func BenchmarkEngine(b *testing.B) {
 					b.Skip("libmlxc not found: MLX benchmarks skipped")
 				}
 			}
-			if c.compile != "" {
-				b.Setenv("PERCH_MLX_COMPILE", c.compile)
-			}
 			dir := benchModel(b, c.model)
-			var jit time.Duration
 			for i := 0; i < b.N; i++ {
-				j0 := mlx.JITTime()
 				r := runBench(b, dir, c)
-				jit = max(jit, mlx.JITTime()-j0)
 				b.ReportMetric(r.load.Seconds()*1000, "load_ms")
 				b.ReportMetric(r.stats.PrefillTokS, "prefill_tok/s")
 				b.ReportMetric(r.stats.DecodeTokS, "decode_tok/s")
 				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
 				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
-			}
-			if c.backend == BackendMLX {
-				b.ReportMetric(float64(jit.Microseconds())/1000, "jit_ms")
 			}
 			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 {
 				reportBandwidth(b, dir, c)

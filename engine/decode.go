@@ -21,24 +21,11 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	defer sampler.Release()
 	out := e.newOutput(j)
 	pipeline := lazy(b) && !j.params.UsesHistory()
-	var compiled *stepCompiler                               // greedy steps replay a recorded graph where they can
-	if pipeline && sampler.Greedy() && text.Adapter == nil { // a recorded step has no adapter in it
-		compiled = e.compiledSteps()
-	}
 
 	fed := 0
-	var stepWait time.Duration // spent evaluating inside step
 	// step returns the next token and its logits' sum (checkFinite).
 	step := func(y tensor.Tensor, history []int32) (tensor.Tensor, tensor.Tensor) {
 		fed++
-		if compiled != nil {
-			next, l, ok := compiled.step(y, caches, sampler.Suppress())
-			stepWait += compiled.evalTime
-			if ok {
-				return next, logitSum(b, l)
-			}
-			compiled = nil
-		}
 		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
 		return sampler.Sample(l, history), logitSum(b, l)
 	}
@@ -94,8 +81,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 			next, nextSum = step(y, generated)
 		}
 		b.Sweep(withSum(nextSum, next)...)
-		host += time.Since(stepStart) - wait - stepWait
-		stepWait = 0
+		host += time.Since(stepStart) - wait
 		y, ySum = next, nextSum
 	}
 }

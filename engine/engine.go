@@ -86,9 +86,6 @@ type Engine struct {
 	encCache *encoderCache
 	rt       gemma4.Runtime // KV element size and prefill chunk (the fit check's too)
 	sess     session
-	// steps compiles greedy decode steps (compiledstep.go); nil where that
-	// is not possible.
-	steps *stepCompiler
 
 	adapters adapterSet  // LoRA adapters requests asked for (adapters.go)
 	training atomic.Bool // a fine-tuning run holds the queue (train_job.go)
@@ -194,9 +191,6 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	e.info.Backend = b.Name()
 	e.rt = gemma4.RuntimeFor(b.Name(), m.Text.DType())
 	e.info.Unknown = m.Unknown
-	if lazy(b) {
-		e.prepareSteps()
-	}
 	ready <- nil
 	for j := range e.queue {
 		e.pending.Add(-1)

@@ -17,11 +17,7 @@ var ErrNonFinite = errors.New("the model produced NaN or infinite values")
 // logit is (softcapped logits are bounded, so finite ones cannot overflow).
 // It is one more reduction over the vocabulary per step, read with the
 // sampled token.
-// A compiled decode step (MLX, greedy) exposes no logits: nil, unchecked.
 func logitSum(b tensor.Backend, logits tensor.Tensor) tensor.Tensor {
-	if logits == nil {
-		return nil
-	}
 	return b.Sum(b.AsType(logits, tensor.Float32), -1, false)
 }
 

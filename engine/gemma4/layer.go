@@ -1,7 +1,6 @@
 package gemma4
 
 import (
-	"fmt"
 	"math"
 
 	"perch/engine/kvcache"
@@ -52,12 +51,12 @@ type Router struct {
 	PerExpertScale tensor.Tensor  // [E]
 }
 
-func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, pli, k, v tensor.Tensor, offset int, pos tensor.Tensor) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
+func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, pli, k, v tensor.Tensor, offset int) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
 	b, cfg := m.b, m.Cfg
 	eps := float32(cfg.RMSNormEps)
 
 	h := b.RMSNorm(x, l.InputLayernorm, eps)
-	h, k, v, offset = l.attention(m, h, mask, cache, k, v, offset, pos)
+	h, k, v, offset = l.attention(m, h, mask, cache, k, v, offset)
 	h = b.RMSNorm(h, l.PostAttentionLayernorm, eps)
 	h = b.Add(x, h)
 
@@ -83,9 +82,8 @@ func (l *DecoderLayer) forward(m *Text, x tensor.Tensor, mask tensor.Mask, cache
 	return b.Mul(h, l.LayerScalar), k, v, offset
 }
 
-// attention is the layer's self-attention; pos, when set, is the new
-// token's position as a tensor (Inputs.Position) and replaces offset.
-func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, k, v tensor.Tensor, offset int, pos tensor.Tensor) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
+// attention is the layer's self-attention.
+func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cache kvcache.Cache, k, v tensor.Tensor, offset int) (tensor.Tensor, tensor.Tensor, tensor.Tensor, int) {
 	b, cfg := m.b, m.Cfg
 	a := &l.SelfAttn
 	eps := float32(cfg.RMSNormEps)
@@ -121,13 +119,13 @@ func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cac
 			offset = cache.Offset()
 		}
 		k = b.RMSNorm(k, a.KNorm, eps)
-		k = m.rope(headsFirst(k), l.full, offset, pos)
+		k = m.rope(headsFirst(k), l.full, offset)
 		v = headsFirst(b.RMSNorm(v, nil, eps))
 		if cache != nil {
 			k, v = cache.Update(b, k, v)
 		}
 	}
-	q = m.rope(headsFirst(q), l.full, offset, pos)
+	q = m.rope(headsFirst(q), l.full, offset)
 	o := b.SDPA(q, k, v, 1.0, mask)
 	if L == 1 {
 		o = b.Reshape(o, 1, 1, nH*hd)
@@ -137,22 +135,14 @@ func (l *DecoderLayer) attention(m *Text, x tensor.Tensor, mask tensor.Mask, cac
 	return m.linear(o, a.OProj), k, v, offset
 }
 
-// rope rotates x at offset, or at pos when it is set (a tensor.Dynamic
-// backend's RoPEDynamic).
-func (m *Text) rope(x tensor.Tensor, full bool, offset int, pos tensor.Tensor) tensor.Tensor {
+// rope rotates x at offset.
+func (m *Text) rope(x tensor.Tensor, full bool, offset int) tensor.Tensor {
 	dims, base, freqs := m.Cfg.HeadDim, float32(m.Cfg.RopeParameters["sliding_attention"].RopeTheta), tensor.Tensor(nil)
 	if full {
 		dims, base = m.Cfg.GlobalHeadDim, float32(m.Cfg.RopeParameters["full_attention"].RopeTheta)
 		if m.fullFreqs != nil {
 			base, freqs = 0, m.fullFreqs
 		}
-	}
-	if pos != nil {
-		d, ok := m.b.(tensor.Dynamic)
-		if !ok {
-			panic(fmt.Sprintf("gemma4: a tensor position needs a tensor.Dynamic backend (%s is not)", m.b.Name()))
-		}
-		return d.RoPEDynamic(x, dims, false, base, 1, pos, freqs)
 	}
 	return m.b.RoPE(x, dims, false, base, 1, offset, freqs)
 }

@@ -48,7 +48,7 @@ func (m *Text) Mask(p Prelude, i int) tensor.Mask { return p.Masks[m.Cfg.IsFull(
 // returns the layer's output and the keys and values it computed (a donor)
 // or used (a shared layer): [1, Hkv, L, D], after norm and RoPE.
 func (m *Text) Layer(i int, h, pli tensor.Tensor, mask tensor.Mask, k, v tensor.Tensor) (out, kOut, vOut tensor.Tensor) {
-	out, kOut, vOut, _ = m.Layers[i].forward(m, h, mask, nil, pli, k, v, 0, nil)
+	out, kOut, vOut, _ = m.Layers[i].forward(m, h, mask, nil, pli, k, v, 0)
 	return out, kOut, vOut
 }
 

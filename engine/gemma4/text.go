@@ -57,11 +57,6 @@ type Inputs struct {
 	VisionBlocks []int
 	// LastOnly keeps logits of the last position only.
 	LastOnly bool
-	// Position, when set, is the RoPE position of the one new token as an
-	// int32 [1] tensor (the backend must be a tensor.Dynamic): a compiled
-	// decode step replays the same graph at every position. The caches'
-	// offsets are then not used for RoPE.
-	Position tensor.Tensor
 }
 
 // NewCaches makes one cache per layer: donors get a full or rotating cache,
@@ -133,7 +128,7 @@ func (m *Text) Forward(in Inputs, caches []kvcache.Cache) tensor.Tensor {
 		if caches != nil {
 			cache = caches[i]
 		}
-		h, k, v, off = layer.forward(m, h, masks[cfg.IsFull(i)], cache, pli, k, v, off, in.Position)
+		h, k, v, off = layer.forward(m, h, masks[cfg.IsFull(i)], cache, pli, k, v, off)
 		kvs[i] = shared{k, v, off}
 		b.SweepSince(mark, h, k, v) // the layer's intermediates now live only in the graph
 	}

@@ -19,7 +19,6 @@ type Array struct {
 	ndim   int16  // -1 until the metadata is read
 	mdt    int16  // mlx dtype
 	shape  []int
-	wt     [2]handle // cached W.T of a pinned dense weight, for 2-d and 3-d inputs (Linear)
 }
 
 // UnknownDType is what DType reports for an MLX dtype outside tensor.DType
@@ -119,16 +118,4 @@ func itemSize(dt tensor.DType) int {
 		return 2
 	}
 	return 1
-}
-
-// freeDerived appends the handles cached from a (see Backend.transposed)
-// to hs and forgets them.
-func (a *Array) freeDerived(hs []handle) []handle {
-	for i, h := range a.wt {
-		if !isNull(h) {
-			hs = append(hs, h)
-			a.wt[i] = handle{}
-		}
-	}
-	return hs
 }

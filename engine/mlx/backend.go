@@ -41,19 +41,6 @@ type Backend struct {
 	// made on first use (GeluTanh, Softplus) and freed by Close.
 	consts [6][6]handle
 
-	// Host-time shortcuts (fast.go).
-	fast       bool // graph shortcuts
-	compile    bool // compiled composites (decided on first use)
-	steps      bool // compiled steps allowed (step.go; they also need compile)
-	stepFns    []*StepFunc
-	tracing    *traceState // set while a step's body is traced
-	warm       int         // evaluations left that run synchronously under the JIT lock
-	fns        map[fnKey]*fnEntry
-	ropeTabs   []ropeTable             // this step's RoPE tables (Sweep drops them)
-	ropeInvs   []ropeInv               // RoPE inverse frequencies (Go memory)
-	ropeConsts map[ropeConstKey]handle // RoPE swap indices and signs
-	theta      []float32
-
 	scratchA [maxDims]int32
 	scratchB [maxDims]int32
 	args     []handle // handle lists for Eval and Concat
@@ -81,7 +68,6 @@ func New() (*Backend, error) {
 	}
 	b := &Backend{s: s, gpu: gpu}
 	b.empty = &Array{b: b, empty: true, ndim: -1, slot: -1}
-	b.initShortcuts()
 	return b, nil
 }
 
@@ -130,8 +116,6 @@ func (b *Backend) in(op string, t tensor.Tensor) (handle, bool) {
 		b.fail(op, "operand is the empty result of a failed op")
 	case isNull(a.h):
 		b.fail(op, "operand was freed by Sweep (pin it or pass it to keep)")
-	case b.tracing != nil:
-		return b.traceIn(a)
 	default:
 		return a.h, true
 	}
@@ -247,11 +231,8 @@ func (b *Backend) Mark() uint64 { return b.seq + 1 }
 func (b *Backend) SweepSince(mark uint64, keep ...tensor.Tensor) { b.sweep(mark, keep) }
 
 func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
-	if b.closed || b.tracing != nil { // a trace's arrays go when it ends
+	if b.closed {
 		return
-	}
-	if since == 0 {
-		b.dropRoPETables() // a step's tables live until the next full Sweep
 	}
 	b.epoch++
 	for _, t := range keep {
@@ -269,7 +250,6 @@ func (b *Backend) sweep(since uint64, keep []tensor.Tensor) {
 		}
 		frees = append(frees, a.h)
 		a.h = handle{}
-		frees = a.freeDerived(frees)
 	}
 	clear(b.live[n:])
 	b.live = b.live[:n]
@@ -288,16 +268,11 @@ func (b *Backend) Close() error {
 	if b.closed {
 		return nil
 	}
-	for len(b.stepFns) > 0 {
-		b.stepFns[0].Close()
-	}
-	b.freeShortcuts()
 	hs := make([]handle, 0, len(b.live)+len(b.pinned)+len(b.consts)*len(b.consts[0]))
 	for _, set := range [][]*Array{b.live, b.pinned} {
 		for _, a := range set {
 			hs = append(hs, a.h)
 			a.h = handle{}
-			hs = a.freeDerived(hs)
 		}
 	}
 	for i := range b.consts {
@@ -379,7 +354,7 @@ func (b *Backend) constants(op string, dt int) (*[6]handle, bool) {
 			}
 			c[i] = h
 		}
-		// Evaluated, they are plain constants (not cast nodes) to a trace.
+		// Evaluated once, they are plain constants (not cast nodes).
 		if m := cEval(append([]handle(nil), c[:]...), false); m != nil {
 			b.failC(op, m)
 			return nil, false

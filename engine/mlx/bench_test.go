@@ -75,150 +75,61 @@ func BenchmarkLayerHost(bb *testing.B) {
 	}
 }
 
-// shortcutModes sets a backend's host-time shortcuts (fast.go) for the
-// benchmarks that compare them.
-var shortcutModes = []struct {
-	name string
-	set  func(b *Backend)
-}{
-	{"off", func(b *Backend) { b.fast, b.compile = false, false }},
-	{"graph", func(b *Backend) { b.compile = false }},
-	{"compiled", func(b *Backend) {}},
-}
-
-// BenchmarkDecodeHost runs greedy decode steps of the tiny text model with
-// the shortcuts off, graph-only and compiled, and reports the host time to
-// record a step (Forward, argmax, Sweep) apart from its evaluation: the
-// mean and the median step.
+// BenchmarkDecodeHost runs greedy decode steps of the tiny text model and
+// reports the host time to record a step (Forward, argmax, Sweep) apart
+// from its evaluation: the mean and the median step.
 func BenchmarkDecodeHost(bb *testing.B) {
-	for _, mode := range shortcutModes {
-		bb.Run(mode.name, func(bb *testing.B) {
-			b := newBackend(bb)
-			mode.set(b)
-			if mode.name != "off" && !b.fast {
-				bb.Skip("shortcuts unavailable")
-			}
-			m, err := gemma4.Load(b, filepath.Join(testdata, "models", "text-tiny"))
-			if err != nil {
-				bb.Fatal(err)
-			}
-			defer m.Close()
-			var caches []kvcache.Cache
-			var next tensor.Tensor
-			restart := func() { // a fresh 16-token prompt: the caches stay short
-				for _, c := range caches {
-					if c != nil {
-						c.Release(b)
-					}
-				}
-				caches = m.Text.NewCaches()
-				prompt := make([]int32, 16)
-				for i := range prompt {
-					prompt[i] = int32(3 + i*37%1000)
-				}
-				l := m.Text.Forward(gemma4.Inputs{IDs: b.FromInt32(prompt, []int{1, len(prompt)}), LastOnly: true}, caches)
-				next = b.Argmax(b.Reshape(l, -1), -1)
-				if err := b.Eval(append(kvcache.States(caches), next)...); err != nil {
-					bb.Fatal(err)
-				}
-				b.Sweep(next)
-			}
-			restart()
-			steps := make([]time.Duration, 0, bb.N)
-			bb.ResetTimer()
-			for i := 0; i < bb.N; i++ {
-				if i%256 == 255 {
-					bb.StopTimer()
-					restart()
-					bb.StartTimer()
-				}
-				t0 := time.Now()
-				l := m.Text.Forward(gemma4.Inputs{IDs: b.Reshape(next, 1, 1)}, caches)
-				n := b.Argmax(b.Reshape(l, -1), -1)
-				b.Sweep(n)
-				steps = append(steps, time.Since(t0))
-				if err := b.Eval(append(kvcache.States(caches), n)...); err != nil {
-					bb.Fatal(err)
-				}
-				next = n
-			}
-			bb.StopTimer()
-			var sum time.Duration
-			for _, d := range steps {
-				sum += d
-			}
-			slices.Sort(steps)
-			bb.ReportMetric(float64(sum.Nanoseconds())/float64(len(steps))/1000, "host_us/step")
-			bb.ReportMetric(float64(steps[len(steps)/2].Nanoseconds())/1000, "median_us/step")
-		})
+	b := newBackend(bb)
+	m, err := gemma4.Load(b, filepath.Join(testdata, "models", "text-tiny"))
+	if err != nil {
+		bb.Fatal(err)
 	}
-}
-
-// BenchmarkCompositeHost is the host time to record one decode-sized call
-// of each op the shortcuts change, with them off and on (evaluated in
-// batches of 64, outside the timing).
-func BenchmarkCompositeHost(bb *testing.B) {
-	cases := []struct {
-		name string
-		run  func(b *Backend, g *gen) func() tensor.Tensor
-	}{
-		{"RMSNorm", func(b *Backend, g *gen) func() tensor.Tensor {
-			x, w := g.F(1, 1, 64), g.F(64)
-			b.Pin(x, w)
-			return func() tensor.Tensor { return b.RMSNorm(x, w, 1e-6) }
-		}},
-		{"RoPE", func(b *Backend, g *gen) func() tensor.Tensor {
-			x := g.F(1, 2, 1, 32)
-			b.Pin(x)
-			return func() tensor.Tensor { return b.RoPE(x, 32, false, 10000, 1, 20, nil) }
-		}},
-		{"GeluTanh", func(b *Backend, g *gen) func() tensor.Tensor {
-			x := g.F(1, 1, 128)
-			b.Pin(x)
-			return func() tensor.Tensor { return b.GeluTanh(x) }
-		}},
-		{"SDPA", func(b *Backend, g *gen) func() tensor.Tensor {
-			q, k, v := g.F(1, 2, 1, 32), g.F(1, 1, 20, 32), g.F(1, 1, 20, 32)
-			b.Pin(q, k, v)
-			return func() tensor.Tensor { return b.SDPA(q, k, v, 1, tensor.Mask{}) }
-		}},
-		{"Linear", func(b *Backend, g *gen) func() tensor.Tensor {
-			x := g.F(1, 1, 64)
-			w := g.Dense(0, 128, 64, false, tensor.Float32)
-			b.Pin(x, w.W)
-			return func() tensor.Tensor { return b.Linear(x, w) }
-		}},
-		{"Mul", func(b *Backend, g *gen) func() tensor.Tensor {
-			x := g.F(1, 1, 128)
-			b.Pin(x)
-			return func() tensor.Tensor { return b.Mul(x, x) }
-		}},
-	}
-	for _, c := range cases {
-		for _, mode := range []string{"off", "compiled"} {
-			bb.Run(c.name+"/"+mode, func(bb *testing.B) {
-				b := newBackend(bb)
-				if mode == "off" {
-					b.fast, b.compile = false, false
-				}
-				op := c.run(b, &gen{b, newRand(1)})
-				var host time.Duration
-				outs := make([]tensor.Tensor, 0, 64)
-				bb.ResetTimer()
-				for i := 0; i < bb.N; i++ {
-					t0 := time.Now()
-					outs = append(outs, op())
-					host += time.Since(t0)
-					if len(outs) == cap(outs) || i == bb.N-1 {
-						if err := b.Eval(outs...); err != nil {
-							bb.Fatal(err)
-						}
-						outs = outs[:0]
-						b.Sweep()
-					}
-				}
-				bb.ReportMetric(float64(host.Nanoseconds())/float64(bb.N)/1000, "host_us/op")
-			})
+	defer m.Close()
+	var caches []kvcache.Cache
+	var next tensor.Tensor
+	restart := func() { // a fresh 16-token prompt: the caches stay short
+		for _, c := range caches {
+			if c != nil {
+				c.Release(b)
+			}
 		}
+		caches = m.Text.NewCaches()
+		prompt := make([]int32, 16)
+		for i := range prompt {
+			prompt[i] = int32(3 + i*37%1000)
+		}
+		l := m.Text.Forward(gemma4.Inputs{IDs: b.FromInt32(prompt, []int{1, len(prompt)}), LastOnly: true}, caches)
+		next = b.Argmax(b.Reshape(l, -1), -1)
+		if err := b.Eval(append(kvcache.States(caches), next)...); err != nil {
+			bb.Fatal(err)
+		}
+		b.Sweep(next)
 	}
+	restart()
+	steps := make([]time.Duration, 0, bb.N)
+	bb.ResetTimer()
+	for i := 0; i < bb.N; i++ {
+		if i%256 == 255 {
+			bb.StopTimer()
+			restart()
+			bb.StartTimer()
+		}
+		t0 := time.Now()
+		l := m.Text.Forward(gemma4.Inputs{IDs: b.Reshape(next, 1, 1)}, caches)
+		n := b.Argmax(b.Reshape(l, -1), -1)
+		b.Sweep(n)
+		steps = append(steps, time.Since(t0))
+		if err := b.Eval(append(kvcache.States(caches), n)...); err != nil {
+			bb.Fatal(err)
+		}
+		next = n
+	}
+	bb.StopTimer()
+	var sum time.Duration
+	for _, d := range steps {
+		sum += d
+	}
+	slices.Sort(steps)
+	bb.ReportMetric(float64(sum.Nanoseconds())/float64(len(steps))/1000, "host_us/step")
+	bb.ReportMetric(float64(steps[len(steps)/2].Nanoseconds())/1000, "median_us/step")
 }

@@ -36,7 +36,6 @@ package mlx
 #cgo noescape shim_argop
 #cgo noescape shim_categorical
 #cgo noescape shim_linear
-#cgo noescape shim_transposed_weight
 #cgo noescape shim_gather_linear
 #cgo noescape shim_embedding
 #cgo noescape shim_rms_norm
@@ -44,19 +43,6 @@ package mlx
 #cgo noescape shim_rope
 #cgo noescape shim_sdpa
 #cgo noescape shim_conv
-#cgo noescape shim_rope_tables
-#cgo noescape shim_rope_inv_freqs
-#cgo noescape shim_rope_apply
-#cgo noescape shim_sdpa_unmasked
-#cgo noescape shim_sdpa_masked
-#cgo noescape shim_fn_new
-#cgo noescape shim_fn_apply
-#cgo noescape shim_contiguous
-#cgo noescape shim_square
-#cgo noescape shim_slice_update_dynamic
-#cgo noescape shim_rope_dynamic
-#cgo noescape shim_vector_get
-#cgo noescape shim_vector_set
 #cgo noescape shim_memory
 #cgo noescape shim_load_safetensors
 #cgo noescape shim_map_iter_new
@@ -76,15 +62,11 @@ import (
 )
 
 type (
-	handle      = C.mx_array
-	stream      = C.mx_stream
-	cmsg        = *C.char
-	mapHandle   = C.mx_map
-	mapIter     = C.mx_map_iter
-	closure     = C.mx_closure
-	fnPayload   = C.shim_fn
-	vector      = C.mx_vector
-	stepPayload = C.shim_step
+	handle    = C.mx_array
+	stream    = C.mx_stream
+	cmsg      = *C.char
+	mapHandle = C.mx_map
+	mapIter   = C.mx_map_iter
 )
 
 // mlx_dtype values.
@@ -351,15 +333,9 @@ func cCategorical(logits handle, seed uint64, s stream) (handle, cmsg) {
 	return r, m
 }
 
-func cLinear(x, w handle, wt *[2]handle, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
+func cLinear(x, w, scales, biases, bias handle, bits, groupSize int, s stream) (handle, cmsg) {
 	var r handle
-	m := C.shim_linear(&r, x, w, wt[0], wt[1], scales, biases, bias, C.int(bits), C.int(groupSize), s)
-	return r, m
-}
-
-func cTransposedWeight(w handle, ndim int, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_transposed_weight(&r, w, C.int(ndim), s)
+	m := C.shim_linear(&r, x, w, scales, biases, bias, C.int(bits), C.int(groupSize), s)
 	return r, m
 }
 
@@ -405,140 +381,6 @@ func cConv(x, w handle, ndim, stride0, stride1, pad0, pad1, groups int, s stream
 	m := C.shim_conv(&r, x, w, C.int(ndim), C.int(stride0), C.int(stride1), C.int(pad0),
 		C.int(pad1), C.int(groups), s)
 	return r, m
-}
-
-const (
-	fnGeluTanh  = C.SHIM_FN_GELU_TANH
-	fnRMSNorm   = C.SHIM_FN_RMS_NORM
-	fnRoPEApply = C.SHIM_FN_ROPE_APPLY
-	fnSDPA      = C.SHIM_FN_SDPA
-)
-
-func cFastAvailable() bool { return C.shim_fast_available() != 0 }
-
-func cRoPEInvFreqs(dims int, hasBase bool, base float32, freqs handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_rope_inv_freqs(&r, C.int(dims), cbool(hasBase), C.float(base), freqs, s)
-	return r, m
-}
-
-func cRoPETables(theta []float32, t, dims int, sign handle, dt int, s stream) (cs, sn handle, m cmsg) {
-	m = C.shim_rope_tables(&cs, &sn, (*C.float)(unsafe.Pointer(unsafe.SliceData(theta))), C.int(t),
-		C.int(dims), sign, C.int(dt), s)
-	return cs, sn, m
-}
-
-func cRoPEApply(x, idx, cs, sn handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_rope_apply(&r, x, idx, cs, sn, s)
-	return r, m
-}
-
-func cSDPAUnmasked(q, k, v handle, scale float32, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_sdpa_unmasked(&r, q, k, v, C.float(scale), s)
-	return r, m
-}
-
-func cSDPAMasked(q, k, v handle, scale float32, mask, minv handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_sdpa_masked(&r, q, k, v, C.float(scale), mask, minv, s)
-	return r, m
-}
-
-// cFnNew compiles a composite; payload identifies it to cFnTraces.
-func cFnNew(kind int, ip [2]int32, fp [2]float32, consts []handle, shapeless bool, s stream) (closure, *fnPayload, cmsg) {
-	var r closure
-	var p *fnPayload
-	var c *C.mx_array
-	if len(consts) > 0 {
-		c = handles(consts)
-	}
-	m := C.shim_fn_new(&r, &p, C.int(kind), ints(ip[:]), (*C.float)(unsafe.Pointer(&fp[0])), c,
-		C.int(len(consts)), cbool(shapeless), s)
-	return r, p, m
-}
-
-// cFnTraces is how many times MLX traced the composite (once per new input
-// signature while compilation is active).
-// (A read of C memory, not a call.)
-func cFnTraces(payload *fnPayload) int { return int(payload.traces) }
-
-func cFnApply(f closure, p *fnPayload, in []handle) (handle, cmsg) {
-	var r handle
-	m := C.shim_fn_apply(f, p, handles(in), C.int(len(in)), &r)
-	return r, m
-}
-
-func cFnFree(f closure) cmsg { return C.shim_fn_free(f) }
-
-func cStepAvailable() bool { return C.shim_step_available() != 0 }
-
-// cStepNew compiles a step whose body is the StepFunc registered as id.
-func cStepNew(id uintptr) (closure, *stepPayload, cmsg) {
-	var r closure
-	var p *stepPayload
-	m := C.shim_step_new(&r, &p, C.uintptr_t(id))
-	return r, p, m
-}
-
-// cStepApply calls a step; out receives its results (n of them, also on
-// error: the caller frees them).
-func cStepApply(f closure, p *stepPayload, in, out []handle) (int, cmsg) {
-	var n C.int
-	var pin *C.mx_array
-	if len(in) > 0 {
-		pin = handles(in)
-	}
-	m := C.shim_step_apply(f, p, pin, C.int(len(in)), handles(out), C.int(len(out)), &n)
-	return int(n), m
-}
-
-func cVectorSize(v vector) int { return int(C.shim_vector_size(v)) }
-
-func cVectorGet(v vector, i int) (handle, cmsg) {
-	var r handle
-	m := C.shim_vector_get(v, C.size_t(i), &r)
-	return r, m
-}
-
-func cVectorSet(v *vector, hs []handle) cmsg {
-	return C.shim_vector_set(v, handles(hs), C.size_t(len(hs)))
-}
-
-func cContiguous(a handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_contiguous(&r, a, s)
-	return r, m
-}
-
-func cSquare(a handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_square(&r, a, s)
-	return r, m
-}
-
-func cSliceUpdateDynamic(dst, src, start handle, axis int, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_slice_update_dynamic(&r, dst, src, start, C.int(axis), s)
-	return r, m
-}
-
-func cRoPEDynamic(x handle, dims int, traditional, hasBase bool, base, scale float32, offset, freqs handle, s stream) (handle, cmsg) {
-	var r handle
-	m := C.shim_rope_dynamic(&r, x, C.int(dims), cbool(traditional), cbool(hasBase), C.float(base),
-		C.float(scale), offset, freqs, s)
-	return r, m
-}
-
-// perchStepTrace is the body of every compiled step: MLX calls it (through
-// shim.c's step_body) with tracer inputs when it traces step id for a new
-// input signature; it sets out to the step's results and returns 0, or 1
-// on failure (the StepFunc keeps the reason).
-//
-//export perchStepTrace
-func perchStepTrace(id C.uintptr_t, in C.mx_vector, out *C.mx_vector) C.int {
-	return C.int(stepTrace(uintptr(id), in, out))
 }
 
 func cMemory(which int) (int64, cmsg) {

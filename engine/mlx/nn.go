@@ -42,11 +42,7 @@ func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if !ok {
 		return b.empty
 	}
-	var wt [2]handle
-	if b.fast && !l.Quantized() && isNull(bias) {
-		wt = b.transposed(l.W)
-	}
-	h, m := cLinear(hx, w, &wt, scales, biases, bias, l.Bits, l.GroupSize, b.s)
+	h, m := cLinear(hx, w, scales, biases, bias, l.Bits, l.GroupSize, b.s)
 	return b.out("linear", h, m)
 }
 
@@ -97,25 +93,13 @@ func (b *Backend) RMSNorm(x, w tensor.Tensor, eps float32) tensor.Tensor {
 	if !ok1 || !ok2 {
 		return b.empty
 	}
-	if b.tracing != nil {
-		if isNull(hw) {
-			w = nil
-		}
-		return b.rmsNormTraced(x, w, eps)
-	}
-	if b.compile {
-		if h, ok := b.rmsNormCompiled(x, hx, hw, eps); ok {
-			return b.track(h)
-		}
-	}
 	h, m := cRMSNorm(hx, hw, eps, b.s)
 	return b.out("rms norm", h, m)
 }
 
 // LayerNorm is mlx.fast.layer_norm over the last axis; w and bias may be nil.
 func (b *Backend) LayerNorm(x, w, bias tensor.Tensor, eps float32) tensor.Tensor {
-	// In a trace, MLX's composition would print its constants inexactly.
-	if b.err != nil || b.traceFail("layer norm") {
+	if b.err != nil {
 		return b.empty
 	}
 	hx, ok1 := b.in("layer norm", x)
@@ -136,13 +120,8 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 	}
 	hx, ok1 := b.in("rope", x)
 	hf, ok2 := b.opt("rope", freqs)
-	if !ok1 || !ok2 || b.traceFail("rope with a fixed offset (use RoPEDynamic)") {
+	if !ok1 || !ok2 {
 		return b.empty
-	}
-	if b.fast && !traditional {
-		if h, ok := b.ropeFast(x, dims, base, scale, offset, freqs); ok {
-			return b.track(h)
-		}
 	}
 	h, m := cRoPE(hx, dims, traditional, isNull(hf), base, scale, offset, hf, b.s)
 	return b.out("rope", h, m)
@@ -171,27 +150,6 @@ func (b *Backend) SDPA(q, k, v tensor.Tensor, scale float32, mask tensor.Mask) t
 	default:
 		b.fail("sdpa", "unknown mask kind %d", mask.Kind)
 		return b.empty
-	}
-	if b.tracing != nil && scale != 1 {
-		// MLX would print scale into a fused kernel: scale q here, as the
-		// composed path does (scale * q in q's dtype).
-		if qa, ok := b.arr("sdpa", q); ok {
-			q = b.Mul(b.Scalar(float64(scale), qa.DType()), q)
-			scale = 1
-			if hq, ok1 = b.in("sdpa", q); !ok1 {
-				return b.empty
-			}
-		}
-	}
-	if b.fast && mask.Kind == tensor.MaskNone {
-		if h, ok := b.sdpaUnmasked(q, k, v, hq, hk, hv, scale); ok {
-			return b.track(h)
-		}
-	}
-	if b.fast && mask.Kind == tensor.MaskArray {
-		if h, ok := b.sdpaMasked(q, k, v, mask.Array, hq, hk, hv, hm, scale); ok {
-			return b.track(h)
-		}
 	}
 	h, m := cSDPA(hq, hk, hv, scale, int(mask.Kind), hm, b.s)
 	return b.out("sdpa", h, m)

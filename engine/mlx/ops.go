@@ -40,26 +40,7 @@ func (b *Backend) fromData(op string, p unsafe.Pointer, n int, shape []int, src,
 		p = nil
 	}
 	h, m := cFromData(p, sh, src, dst, b.s)
-	if m == nil && n == 1 && b.tracing != nil {
-		return b.traced(op, h)
-	}
 	return b.out(op, h, m)
-}
-
-// traced tracks a new scalar made while a step is traced, as the constant
-// the trace should see (traceScalar).
-func (b *Backend) traced(op string, h handle) tensor.Tensor {
-	a := b.track(h)
-	if _, dt := cMeta(h, nil); dt >= 0 {
-		c, ok := b.traceScalar(h, dt)
-		if !ok {
-			return b.empty
-		}
-		if c != h {
-			return b.tracing.opaque[uintptr(h.ctx)]
-		}
-	}
-	return a
 }
 
 // FromFloat32 copies data into a new array and converts it to dt.
@@ -108,9 +89,6 @@ func (b *Backend) Scalar(v float64, dt tensor.DType) tensor.Tensor {
 		b.fail("scalar", "unknown dtype %v", dt)
 		return b.empty
 	}
-	if b.tracing != nil {
-		return b.traceScalarOf(v, mdt)
-	}
 	h, m := cScalar(v, mdt, b.s)
 	return b.out("scalar", h, m)
 }
@@ -140,7 +118,7 @@ func (b *Backend) Eval(ts ...tensor.Tensor) error { return b.eval("eval", false,
 func (b *Backend) AsyncEval(ts ...tensor.Tensor) error { return b.eval("async eval", true, ts) }
 
 func (b *Backend) eval(op string, async bool, ts []tensor.Tensor) error {
-	if b.err != nil || len(ts) == 0 || b.traceFail(op) {
+	if b.err != nil || len(ts) == 0 {
 		return b.err
 	}
 	hs := b.args[:0]
@@ -151,7 +129,7 @@ func (b *Backend) eval(op string, async bool, ts []tensor.Tensor) error {
 		}
 		hs = append(hs, h)
 	}
-	m := b.evalGuarded(func(async bool) cmsg { return cEval(hs, async) }, async)
+	m := cEval(hs, async)
 	clear(hs)
 	b.args = hs[:0]
 	if m != nil {
@@ -162,7 +140,7 @@ func (b *Backend) eval(op string, async bool, ts []tensor.Tensor) error {
 
 // Float32s evaluates t and copies it out as float32 (any dtype converts).
 func (b *Backend) Float32s(t tensor.Tensor) ([]float32, error) {
-	if b.err != nil || b.traceFail("read float32") {
+	if b.err != nil {
 		return nil, b.err
 	}
 	a, ok := b.arr("read float32", t)
@@ -170,7 +148,7 @@ func (b *Backend) Float32s(t tensor.Tensor) ([]float32, error) {
 		return nil, b.err
 	}
 	out := make([]float32, tensor.Size(a))
-	if m := b.evalGuarded(func(bool) cmsg { return cReadF32(a.h, out, b.s) }, false); m != nil {
+	if m := cReadF32(a.h, out, b.s); m != nil {
 		b.failC("read float32", m)
 		return nil, b.err
 	}
@@ -179,7 +157,7 @@ func (b *Backend) Float32s(t tensor.Tensor) ([]float32, error) {
 
 // Int32s evaluates t and copies it out as int32 (any dtype converts).
 func (b *Backend) Int32s(t tensor.Tensor) ([]int32, error) {
-	if b.err != nil || b.traceFail("read int32") {
+	if b.err != nil {
 		return nil, b.err
 	}
 	a, ok := b.arr("read int32", t)
@@ -187,7 +165,7 @@ func (b *Backend) Int32s(t tensor.Tensor) ([]int32, error) {
 		return nil, b.err
 	}
 	out := make([]int32, tensor.Size(a))
-	if m := b.evalGuarded(func(bool) cmsg { return cReadI32(a.h, out, b.s) }, false); m != nil {
+	if m := cReadI32(a.h, out, b.s); m != nil {
 		b.failC("read int32", m)
 		return nil, b.err
 	}
@@ -293,21 +271,6 @@ func (b *Backend) GeluTanh(x tensor.Tensor) tensor.Tensor {
 	c, ok := b.constants("gelu tanh", int(a.mdt))
 	if !ok {
 		return b.empty
-	}
-	if b.compile {
-		if h, ok := b.geluCompiled(a, c); ok {
-			return b.track(h)
-		}
-	}
-	if b.tracing != nil {
-		var tc [5]handle
-		for i := range tc {
-			if tc[i], ok = b.traceConst(c[i], int(a.mdt)); !ok {
-				return b.empty
-			}
-		}
-		h, m := cGeluTanh(a.h, &tc, b.s)
-		return b.out("gelu tanh", h, m)
 	}
 	h, m := cGeluTanh(a.h, (*[5]handle)(c[:5]), b.s)
 	return b.out("gelu tanh", h, m)

@@ -128,35 +128,6 @@ static mx_device (*p_mlx_device_new_type)(int, int);
 static int (*p_mlx_device_is_available)(bool*, mx_device);
 static int (*p_mlx_device_free)(mx_device);
 
-// Optional: what the host-time shortcuts need (the compile API, and a few
-// ops); shim_fast_available reports whether all of it resolved.
-typedef int (*fn_closure_body)(mx_vector*, const mx_vector, void*);
-#define SHIM_FAST_SYMBOLS(X)                                                         \
-	X(mx_closure, mlx_closure_new, (void))                                           \
-	X(mx_closure, mlx_closure_new_func_payload, (fn_closure_body, void*, void (*)(void*))) \
-	X(int, mlx_closure_free, (mx_closure))                                           \
-	X(int, mlx_closure_apply, (mx_vector*, mx_closure, const mx_vector))             \
-	X(int, mlx_compile, (mx_closure*, const mx_closure, bool))                       \
-	X(mx_vector, mlx_vector_array_new, (void))                                       \
-	X(int, mlx_vector_array_set_data, (mx_vector*, const A*, size_t))                \
-	X(size_t, mlx_vector_array_size, (mx_vector))                                    \
-	X(int, mlx_vector_array_get, (A*, const mx_vector, size_t))                      \
-	X(int, mlx_vector_array_append_value, (mx_vector, A))                            \
-	X(int, mlx_arange, (A*, double, double, double, int, S))                         \
-	X(int, mlx_reciprocal, (A*, A, S))                                               \
-	X(int, mlx_negative, (A*, A, S))
-SHIM_FAST_SYMBOLS(SHIM_DECLARE)
-static int fast_loaded;
-
-// Optional: what compiled decode steps need besides the above (step.go);
-// shim_step_available reports whether it resolved.
-#define SHIM_STEP_SYMBOLS(X)                                                         \
-	X(int, mlx_slice_update_dynamic, (A*, A, A, A, const int*, size_t, S))           \
-	X(int, mlx_fast_rope_dynamic, (A*, A, int, bool, mx_opt_float, float, A, A, S))  \
-	X(int, mlx_square, (A*, A, S))
-SHIM_STEP_SYMBOLS(SHIM_DECLARE)
-static int step_loaded;
-
 static fn_binary binary_ops[SHIM_NBINARY];
 static fn_unary unary_ops[SHIM_NUNARY];
 static fn_reduce reduce_ops[SHIM_NREDUCE];
@@ -202,12 +173,6 @@ const char* shim_open(const char* dep_path, const char* path) {
 	*(void**)(&p_mlx_device_new_type) = dlsym(h, "mlx_device_new_type");
 	*(void**)(&p_mlx_device_is_available) = dlsym(h, "mlx_device_is_available");
 	*(void**)(&p_mlx_device_free) = dlsym(h, "mlx_device_free");
-#define SHIM_OPTIONAL(ret, name, params) *(void**)(&p_##name) = dlsym(h, #name);
-	SHIM_FAST_SYMBOLS(SHIM_OPTIONAL)
-#define SHIM_PRESENT(ret, name, params) &&p_##name
-	fast_loaded = 1 SHIM_FAST_SYMBOLS(SHIM_PRESENT);
-	SHIM_STEP_SYMBOLS(SHIM_OPTIONAL)
-	step_loaded = fast_loaded SHIM_STEP_SYMBOLS(SHIM_PRESENT);
 
 	binary_ops[SHIM_ADD] = p_mlx_add;
 	binary_ops[SHIM_SUB] = p_mlx_subtract;
@@ -477,12 +442,9 @@ const char* shim_categorical(A* res, A logits, uint64_t seed, S s) {
 static mx_opt_int opt_int(int v) { mx_opt_int o = {v, true}; return o; }
 
 // shim_linear is mlx.nn.Linear (addmm with the bias, else x @ W.T) or
-// mlx.nn.QuantizedLinear (quantized_matmul, then + bias). Cached transposes
-// of a dense W, wt2 [In, Out] and wt3 [1, In, Out] (null when absent), make
-// x @ W.T one Matmul node for a 2-d x or a 3-d x with a unit batch: the GEMM
-// MLX runs after flattening x's unit leading axes.
-const char* shim_linear(A* res, A x, A w, A wt2, A wt3, A scales, A biases, A bias, int bits,
-	int group_size, S s) {
+// mlx.nn.QuantizedLinear (quantized_matmul, then + bias).
+const char* shim_linear(A* res, A x, A w, A scales, A biases, A bias, int bits, int group_size,
+	S s) {
 	const char* err;
 	if (bits != 0) {
 		if (!bias.ctx)
@@ -495,11 +457,6 @@ const char* shim_linear(A* res, A x, A w, A wt2, A wt3, A scales, A biases, A bi
 		p_mlx_array_free(y);
 		return err;
 	}
-	if (!bias.ctx && wt2.ctx && wt3.ctx) {
-		size_t nd = p_mlx_array_ndim(x);
-		if (nd == 2) return CALL(p_mlx_matmul(res, x, wt2, s));
-		if (nd == 3 && p_mlx_array_shape(x)[0] == 1) return CALL(p_mlx_matmul(res, x, wt3, s));
-	}
 	A t = {0};
 	err = CALL(p_mlx_swapaxes(&t, w, -1, -2, s));
 	if (!err) {
@@ -508,23 +465,6 @@ const char* shim_linear(A* res, A x, A w, A wt2, A wt3, A scales, A biases, A bi
 	}
 	p_mlx_array_free(t);
 	return err;
-}
-
-const char* shim_transposed_weight(A* res, A w, int ndim, S s) {
-	A t = {0};
-	const char* err = CALL(p_mlx_swapaxes(&t, w, -1, -2, s));
-	for (int i = 2; i < ndim && !err; i++) {
-		A u = {0};
-		err = CALL(p_mlx_expand_dims(&u, t, 0, s));
-		p_mlx_array_free(t);
-		t = u;
-	}
-	if (err) {
-		p_mlx_array_free(t);
-		return err;
-	}
-	*res = t;
-	return NULL;
 }
 
 // shim_gather_linear is mlx-vlm's SwitchLinear / QuantizedSwitchLinear:
@@ -648,312 +588,6 @@ const char* shim_map_next(mx_map_iter it, const char** key, A* value, bool* done
 void shim_map_free(mx_map m, mx_map_iter it) {
 	if (it.ctx) p_mlx_map_string_to_array_iterator_free(it);
 	if (m.ctx) p_mlx_map_string_to_array_free(m);
-}
-
-// ---- Host-time shortcuts ----
-
-int shim_fast_available(void) { return fast_loaded; }
-
-// shim_rope_inv_freqs is mlx.fast.rope's composed (CPU) inverse
-// frequencies for dims: 1/freqs, or exp(arange(0, -dims/2, -1) *
-// (log(base)/(dims/2))), float32 [dims/2].
-const char* shim_rope_inv_freqs(A* res, int dims, bool has_base, float base, A freqs, S s) {
-	int half = dims / 2;
-	A t[3] = {{0}};
-	const char* err;
-	if (!has_base) {
-		err = CALL(p_mlx_astype(&t[0], freqs, MX_FLOAT32, s));
-		if (!err) err = CALL(p_mlx_reciprocal(res, t[0], s));
-	} else {
-		last_error[0] = 0;
-		t[0] = p_mlx_array_new_float(logf(base) / (float)half);
-		err = t[0].ctx ? NULL : fail(1);
-		if (!err) err = CALL(p_mlx_arange(&t[1], 0, -half, -1, MX_FLOAT32, s));
-		if (!err) err = CALL(p_mlx_multiply(&t[2], t[1], t[0], s));
-		if (!err) err = CALL(p_mlx_exp(res, t[2], s));
-	}
-	for (int i = 0; i < 3; i++) p_mlx_array_free(t[i]);
-	return err;
-}
-
-// shim_rope_tables makes the tables of shim_rope_apply from theta [T, dims]
-// (float32, each angle twice): C = cos(theta) and S = sin(theta) * sign in
-// dtype, sign being -1 over the first half of the last axis and +1 over
-// the second.
-const char* shim_rope_tables(A* cs, A* sn, const float* theta, int T, int dims, A sign,
-	int dtype, S s) {
-	int shape[2] = {T, dims};
-	A t[2] = {{0}};
-	last_error[0] = 0;
-	A th = p_mlx_array_new_data(theta, shape, 2, MX_FLOAT32);
-	const char* err = th.ctx ? NULL : fail(1);
-	if (!err) err = CALL(p_mlx_cos(cs, th, s));
-	if (!err) err = CALL(p_mlx_sin(&t[0], th, s));
-	if (!err) err = retype(cs, dtype, s);
-	if (!err) err = retype(&t[0], dtype, s);
-	if (!err) err = CALL(p_mlx_multiply(sn, t[0], sign, s));
-	p_mlx_array_free(th);
-	for (int i = 0; i < 2; i++) p_mlx_array_free(t[i]);
-	return err;
-}
-
-// shim_rope_apply is x * C + swap(x) * S, swap(x) = x[..., idx] exchanging
-// the halves of the last axis: with the tables above it is, element for
-// element, mlx.fast.rope's half-split rotation x1*cos - x2*sin,
-// x1*sin + x2*cos (x2*(-sin) is -(x2*sin) and a + (-b) is a - b, exactly).
-const char* shim_rope_apply(A* res, A x, A idx, A cs, A sn, S s) {
-	A t[3] = {{0}};
-	const char* err = CALL(p_mlx_take_along_axis(&t[0], x, idx, -1, s));
-	if (!err) err = CALL(p_mlx_multiply(&t[1], x, cs, s));
-	if (!err) err = CALL(p_mlx_multiply(&t[2], t[0], sn, s));
-	if (!err) err = CALL(p_mlx_add(res, t[1], t[2], s));
-	for (int i = 0; i < 3; i++) p_mlx_array_free(t[i]);
-	return err;
-}
-
-// shim_sdpa_unmasked is mlx.fast.scaled_dot_product_attention's composed
-// (CPU) path without a mask for q [B, H, L, D] and k, v [B, Hkv, S, D] with
-// Hkv 1 or H, all of one dtype: softmax(scale * q @ k.T) @ v. Where the
-// composed path splits H into [Hkv, H/Hkv] to broadcast k and v, the
-// matmuls here broadcast k.T and v over H directly: the same GEMM for every
-// (batch, head). A scale of 1 is skipped (q * 1 is q).
-const char* shim_sdpa_unmasked(A* res, A q, A k, A v, float scale, S s) {
-	A t[4] = {{0}};
-	const char* err = NULL;
-	A qs = q;
-	if (scale != 1.0f) {
-		err = shim_scalar(&t[0], scale, p_mlx_array_dtype(q), s);
-		if (!err) err = CALL(p_mlx_multiply(&t[1], t[0], q, s));
-		qs = t[1];
-	}
-	if (!err) err = CALL(p_mlx_swapaxes(&t[2], k, -1, -2, s));
-	if (!err) err = CALL(p_mlx_matmul(&t[3], qs, t[2], s));
-	if (!err) {
-		A sm = {0};
-		err = CALL(p_mlx_softmax_axis(&sm, t[3], -1, true, s));
-		if (!err) err = CALL(p_mlx_matmul(res, sm, v, s));
-		p_mlx_array_free(sm);
-	}
-	for (int i = 0; i < 4; i++) p_mlx_array_free(t[i]);
-	return err;
-}
-
-// shim_sdpa_masked is shim_sdpa_unmasked with a bool mask (true: visible)
-// broadcast over the scores [B, H, L, S]: masked scores become minv, the
-// dtype's lowest finite value, as in the composed path.
-const char* shim_sdpa_masked(A* res, A q, A k, A v, float scale, A mask, A minv, S s) {
-	A t[5] = {{0}};
-	const char* err = NULL;
-	A qs = q;
-	if (scale != 1.0f) {
-		err = shim_scalar(&t[0], scale, p_mlx_array_dtype(q), s);
-		if (!err) err = CALL(p_mlx_multiply(&t[1], t[0], q, s));
-		qs = t[1];
-	}
-	if (!err) err = CALL(p_mlx_swapaxes(&t[2], k, -1, -2, s));
-	if (!err) err = CALL(p_mlx_matmul(&t[3], qs, t[2], s));
-	if (!err) err = CALL(p_mlx_where(&t[4], mask, t[3], minv, s));
-	if (!err) {
-		A sm = {0};
-		err = CALL(p_mlx_softmax_axis(&sm, t[4], -1, true, s));
-		if (!err) err = CALL(p_mlx_matmul(res, sm, v, s));
-		p_mlx_array_free(sm);
-	}
-	for (int i = 0; i < 5; i++) p_mlx_array_free(t[i]);
-	return err;
-}
-
-// Compiled composites. A shim_fn is one composite with its static
-// parameters; its body builds the op from the closure's inputs with the
-// same mlx-c calls as the uncompiled path. mlx_compile traces the body once
-// per input signature (counted in traces) and replays the simplified graph,
-// its elementwise runs fused into single kernels.
-#define SHIM_FN_MAXIN 4
-
-static const char* fn_build(const shim_fn* f, const A* x, int n, A* y) {
-	A none = {0};
-	switch (f->kind) {
-	case SHIM_FN_GELU_TANH: // x
-		return shim_gelu_tanh(y, x[0], f->c, f->s);
-	case SHIM_FN_RMS_NORM: // x [, w]; f[0] = eps
-		return CALL(p_mlx_fast_rms_norm(y, x[0], n > 1 ? x[1] : none, f->f[0], f->s));
-	case SHIM_FN_ROPE_APPLY: // x, idx, C, S
-		return shim_rope_apply(y, x[0], x[1], x[2], x[3], f->s);
-	case SHIM_FN_SDPA: // q, k, v; f[0] = scale; no mask
-		return shim_sdpa(y, x[0], x[1], x[2], f->f[0], 0, none, f->s);
-	}
-	return "unknown compiled function";
-}
-
-static int fn_body(mx_vector* res, const mx_vector in, void* payload) {
-	shim_fn* f = payload;
-	f->traces++;
-	size_t n = p_mlx_vector_array_size(in);
-	if (n == 0 || n > SHIM_FN_MAXIN) return 1;
-	A x[SHIM_FN_MAXIN] = {{0}}, y = {0};
-	const char* err = NULL;
-	for (size_t i = 0; i < n && !err; i++) err = CALL(p_mlx_vector_array_get(&x[i], in, i));
-	if (!err) err = fn_build(f, x, (int)n, &y);
-	if (!err) err = CALL(p_mlx_vector_array_set_data(res, &y, 1));
-	for (size_t i = 0; i < n; i++) p_mlx_array_free(x[i]);
-	p_mlx_array_free(y);
-	return err ? 1 : 0;
-}
-
-// fn_free releases a payload (when MLX drops the last copy of the closure).
-static void fn_free(void* payload) {
-	shim_fn* f = payload;
-	if (f->in.ctx) p_mlx_vector_array_free(f->in);
-	if (f->out.ctx) p_mlx_vector_array_free(f->out);
-	free(f);
-}
-
-// compile_closure sets *res to the compiled raw and frees raw (the compiled
-// closure holds raw's payload from then on; on failure the payload is freed
-// with raw).
-static const char* compile_closure(mx_closure* res, mx_closure raw, bool shapeless) {
-	*res = p_mlx_closure_new();
-	const char* err = CALL(p_mlx_compile(res, raw, shapeless));
-	p_mlx_closure_free(raw);
-	if (err) {
-		p_mlx_closure_free(*res);
-		res->ctx = 0;
-	}
-	return err;
-}
-
-const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* ip,
-	const float* fp, const A* consts, int nconsts, bool shapeless, S s) {
-	res->ctx = 0;
-	*payload = NULL;
-	if (!fast_loaded) return "mlx-c lacks the compile API";
-	if (nconsts > 5) return "too many constants";
-	shim_fn* f = calloc(1, sizeof *f);
-	if (!f) return "out of memory";
-	f->kind = kind;
-	for (int i = 0; i < 2; i++) f->i[i] = ip[i], f->f[i] = fp[i];
-	for (int i = 0; i < nconsts; i++) f->c[i] = consts[i];
-	f->s = s;
-	last_error[0] = 0;
-	mx_closure raw = p_mlx_closure_new_func_payload(fn_body, f, fn_free);
-	if (!raw.ctx) {
-		free(f);
-		return fail(1);
-	}
-	const char* err = compile_closure(res, raw, shapeless);
-	if (!err) *payload = f;
-	return err;
-}
-
-// shim_fn_apply calls a composite. The argument and result vectors are the
-// payload's, reused from call to call (their buffers stay allocated) and
-// emptied afterwards.
-const char* shim_fn_apply(mx_closure f, shim_fn* p, const A* in, int n, A* out) {
-	last_error[0] = 0;
-	if (!p->in.ctx) p->in = p_mlx_vector_array_new();
-	if (!p->out.ctx) p->out = p_mlx_vector_array_new();
-	int rc = 0;
-	for (int i = 0; i < n && !rc; i++) rc = p_mlx_vector_array_append_value(p->in, in[i]);
-	const char* err = fail(rc);
-	if (!err) err = fail(p_mlx_closure_apply(&p->out, f, p->in));
-	if (!err && p_mlx_vector_array_size(p->out) != 1) err = "compiled function: wrong output count";
-	if (!err) err = CALL(p_mlx_vector_array_get(out, p->out, 0));
-	p_mlx_vector_array_set_data(&p->in, NULL, 0);
-	p_mlx_vector_array_set_data(&p->out, NULL, 0);
-	return err;
-}
-
-const char* shim_fn_free(mx_closure f) { return CALL(p_mlx_closure_free(f)); }
-
-// ---- Compiled steps (step.go) ----
-//
-// A step is an mlx_compile'd closure whose body is Go code: MLX calls
-// step_body when it traces the closure for a new input signature, and
-// step_body hands the tracer inputs to the exported Go function
-// perchStepTrace, which records the step with the ordinary ops and sets the
-// results. Replays never reach Go.
-#include "_cgo_export.h"
-
-int shim_step_available(void) { return step_loaded; }
-
-static int step_body(mx_vector* res, const mx_vector in, void* payload) {
-	shim_step* p = payload;
-	return perchStepTrace(p->id, in, res);
-}
-
-static void step_free(void* payload) {
-	shim_step* p = payload;
-	if (p->in.ctx) p_mlx_vector_array_free(p->in);
-	if (p->out.ctx) p_mlx_vector_array_free(p->out);
-	free(p);
-}
-
-const char* shim_step_new(mx_closure* res, shim_step** payload, uintptr_t id) {
-	res->ctx = 0;
-	*payload = NULL;
-	if (!step_loaded) return "mlx-c lacks the compile API";
-	shim_step* p = calloc(1, sizeof *p);
-	if (!p) return "out of memory";
-	p->id = id;
-	last_error[0] = 0;
-	mx_closure raw = p_mlx_closure_new_func_payload(step_body, p, step_free);
-	if (!raw.ctx) {
-		free(p);
-		return fail(1);
-	}
-	const char* err = compile_closure(res, raw, false);
-	if (!err) *payload = p;
-	return err;
-}
-
-// shim_step_apply calls a step with n inputs and writes up to cap results
-// to out (*nout: how many it returned). The argument and result vectors
-// are the payload's, reused and emptied afterwards.
-const char* shim_step_apply(mx_closure f, shim_step* p, const A* in, int n, A* out, int cap,
-	int* nout) {
-	*nout = 0;
-	last_error[0] = 0;
-	if (!p->in.ctx) p->in = p_mlx_vector_array_new();
-	if (!p->out.ctx) p->out = p_mlx_vector_array_new();
-	int rc = p_mlx_vector_array_set_data(&p->in, in, (size_t)n);
-	const char* err = fail(rc);
-	if (!err) err = fail(p_mlx_closure_apply(&p->out, f, p->in));
-	size_t got = err ? 0 : p_mlx_vector_array_size(p->out);
-	if (!err && got > (size_t)cap) err = "compiled step: too many results";
-	for (size_t i = 0; i < got && !err; i++) {
-		err = CALL(p_mlx_vector_array_get(&out[i], p->out, i));
-		if (!err) *nout = (int)i + 1;
-	}
-	p_mlx_vector_array_set_data(&p->in, NULL, 0);
-	p_mlx_vector_array_set_data(&p->out, NULL, 0);
-	return err;
-}
-
-size_t shim_vector_size(mx_vector v) { return p_mlx_vector_array_size(v); }
-
-const char* shim_vector_get(mx_vector v, size_t i, A* res) {
-	return CALL(p_mlx_vector_array_get(res, v, i));
-}
-
-const char* shim_vector_set(mx_vector* v, const A* arrs, size_t n) {
-	return CALL(p_mlx_vector_array_set_data(v, arrs, n));
-}
-
-// shim_contiguous is a Contiguous node over a: the compiler neither fuses
-// it nor folds it away, so a scalar behind it reaches a fused kernel as a
-// value read from memory instead of a printed constant.
-const char* shim_contiguous(A* res, A a, S s) { return CALL(p_mlx_contiguous(res, a, false, s)); }
-
-const char* shim_square(A* res, A a, S s) { return CALL(p_mlx_square(res, a, s)); }
-
-const char* shim_slice_update_dynamic(A* res, A dst, A src, A start, int axis, S s) {
-	return CALL(p_mlx_slice_update_dynamic(res, dst, src, start, &axis, 1, s));
-}
-
-const char* shim_rope_dynamic(A* res, A x, int dims, bool traditional, bool has_base, float base,
-	float scale, A offset, A freqs, S s) {
-	mx_opt_float b = {base, has_base};
-	return CALL(p_mlx_fast_rope_dynamic(res, x, dims, traditional, b, scale, offset, freqs, s));
 }
 
 // Training: the transposes of shim_linear and shim_gather_linear without

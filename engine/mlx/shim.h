@@ -18,7 +18,6 @@ typedef struct { uintptr_t ctx; } mx_array;
 typedef struct { uintptr_t ctx; } mx_stream;
 typedef struct { uintptr_t ctx; } mx_map; // string -> array
 typedef struct { uintptr_t ctx; uintptr_t map_ctx; } mx_map_iter;
-typedef struct { uintptr_t ctx; } mx_closure;
 typedef struct { uintptr_t ctx; } mx_vector; // of arrays
 
 // mlx_dtype values (mlx-c's enum order).
@@ -88,13 +87,8 @@ const char* shim_argop(int op, mx_array* res, mx_array a, int kth, int axis, mx_
 const char* shim_categorical(mx_array* res, mx_array logits, uint64_t seed, mx_stream s);
 
 // Neural-network ops. Null handles (ctx == NULL) mean "absent".
-// shim_linear: wt2 and wt3, when not null, are transposed_weight(w, 2) and
-// transposed_weight(w, 3) of a dense w.
-const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array wt2, mx_array wt3,
-	mx_array scales, mx_array biases, mx_array bias, int bits, int group_size, mx_stream s);
-// shim_transposed_weight is swapaxes(w, -1, -2) of a 2-d w, with ndim-2
-// leading unit axes.
-const char* shim_transposed_weight(mx_array* res, mx_array w, int ndim, mx_stream s);
+const char* shim_linear(mx_array* res, mx_array x, mx_array w, mx_array scales,
+	mx_array biases, mx_array bias, int bits, int group_size, mx_stream s);
 const char* shim_gather_linear(mx_array* res, mx_array x, mx_array w, mx_array scales,
 	mx_array biases, mx_array bias, mx_array idx, int bits, int group_size, mx_stream s);
 const char* shim_embedding(mx_array* res, mx_array w, mx_array scales, mx_array biases,
@@ -108,62 +102,6 @@ const char* shim_sdpa(mx_array* res, mx_array q, mx_array k, mx_array v, float s
 	int mask_kind, mx_array mask, mx_stream s);
 const char* shim_conv(mx_array* res, mx_array x, mx_array w, int ndim, int stride0,
 	int stride1, int pad0, int pad1, int groups, mx_stream s);
-
-// Host-time shortcuts (see fast.go). shim_fast_available reports whether
-// the optional symbols they need resolved.
-int shim_fast_available(void);
-const char* shim_rope_inv_freqs(mx_array* res, int dims, bool has_base, float base,
-	mx_array freqs, mx_stream s);
-const char* shim_rope_tables(mx_array* cs, mx_array* sn, const float* theta, int T, int dims,
-	mx_array sign, int dtype, mx_stream s);
-const char* shim_rope_apply(mx_array* res, mx_array x, mx_array idx, mx_array cs, mx_array sn,
-	mx_stream s);
-const char* shim_sdpa_unmasked(mx_array* res, mx_array q, mx_array k, mx_array v, float scale,
-	mx_stream s);
-const char* shim_sdpa_masked(mx_array* res, mx_array q, mx_array k, mx_array v, float scale,
-	mx_array mask, mx_array minv, mx_stream s);
-
-// Compiled composites (mlx_compile over closures of our own C functions).
-enum { SHIM_FN_GELU_TANH, SHIM_FN_RMS_NORM, SHIM_FN_ROPE_APPLY, SHIM_FN_SDPA };
-// shim_fn is a composite's payload: kind, static parameters, captured
-// constants (evaluated scalars, owned by the caller) and how many times MLX
-// traced it (once per new input signature while compilation is active).
-typedef struct {
-	int kind;
-	int traces;
-	int i[2];
-	float f[2];
-	mx_array c[5];
-	mx_stream s;
-	mx_vector in, out; // argument and result vectors, reused
-} shim_fn;
-// shim_fn_new compiles composite kind with static parameters ip[2], fp[2] and
-// nconsts captured constants; *payload stays valid while the closure lives.
-const char* shim_fn_new(mx_closure* res, shim_fn** payload, int kind, const int* iparams,
-	const float* fparams, const mx_array* consts, int nconsts, bool shapeless, mx_stream s);
-const char* shim_fn_apply(mx_closure f, shim_fn* payload, const mx_array* in, int n,
-	mx_array* out);
-const char* shim_fn_free(mx_closure f);
-
-// Compiled steps (step.go): mlx_compile over a closure whose body is Go
-// code (the exported perchStepTrace), called when MLX traces it.
-int shim_step_available(void);
-typedef struct {
-	uintptr_t id; // the Go StepFunc
-	mx_vector in, out; // argument and result vectors, reused
-} shim_step;
-const char* shim_step_new(mx_closure* res, shim_step** payload, uintptr_t id);
-const char* shim_step_apply(mx_closure f, shim_step* payload, const mx_array* in, int n,
-	mx_array* out, int cap, int* nout);
-size_t shim_vector_size(mx_vector v);
-const char* shim_vector_get(mx_vector v, size_t i, mx_array* res);
-const char* shim_vector_set(mx_vector* v, const mx_array* arrs, size_t n);
-const char* shim_contiguous(mx_array* res, mx_array a, mx_stream s);
-const char* shim_square(mx_array* res, mx_array a, mx_stream s);
-const char* shim_slice_update_dynamic(mx_array* res, mx_array dst, mx_array src, mx_array start,
-	int axis, mx_stream s);
-const char* shim_rope_dynamic(mx_array* res, mx_array x, int dims, bool traditional,
-	bool has_base, float base, float scale, mx_array offset, mx_array freqs, mx_stream s);
 
 // Memory and I/O.
 const char* shim_memory(int which, size_t* res);

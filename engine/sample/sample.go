@@ -76,17 +76,9 @@ func (s *Sampler) Release() {
 	}
 }
 
-// Suppress is the bool [V] mask of ids never drawn (nil: none).
-func (s *Sampler) Suppress() tensor.Tensor { return s.suppress }
-
-// Greedy reports whether Sample is Greedy (temperature 0, no repetition
-// penalty).
-func (s *Sampler) Greedy() bool { return s.p.Temperature == 0 && !s.p.UsesHistory() }
-
 // Greedy is Sample at temperature 0 without a repetition penalty: the
 // argmax of logits [.., V] (the last position) in float32, never picking
-// an id of suppress (bool [V], or nil); int32 [1]. A compiled decode step
-// records it with the model.
+// an id of suppress (bool [V], or nil); int32 [1].
 func Greedy(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) tensor.Tensor {
 	x, _ := prepare(b, logits, suppress, vocab)
 	return b.Reshape(b.Argmax(x, -1), 1)

@@ -116,16 +116,6 @@ type Mask struct {
 	Array Tensor
 }
 
-// Dynamic is implemented by backends that can record a computation once and
-// replay it (MLX's compiled steps): ops whose position is a tensor, so that
-// the recorded graph serves every position.
-type Dynamic interface {
-	// SliceUpdateDynamic is SliceUpdate with start an int32 [1] tensor.
-	SliceUpdateDynamic(dst, src, start Tensor, axis int) Tensor
-	// RoPEDynamic is RoPE with offset an int32 [1] tensor.
-	RoPEDynamic(x Tensor, dims int, traditional bool, base, scale float32, offset, freqs Tensor) Tensor
-}
-
 // Backend is one implementation of the ops. A backend is not safe for
 // concurrent use: the engine calls it from one goroutine (MLX additionally
 // needs one OS thread).
