@@ -39,43 +39,37 @@ func (m *Text) TargetLogProbs(hn, targets tensor.Tensor, grad bool, blockBytes i
 	et := b.AsType(b.Embedding(E, targets), f32) // [n, H]
 	tgt, tgtD := softcap(b.Sum(b.Mul(b.AsType(hn, f32), et), -1, true))
 	blk := max(64, min(V, blockBytes/(4*max(n, 1))))
-	var mx, s, acc tensor.Tensor // running max, Σ exp(l − mx) [n, 1]; Σ p·sc'·E [n, H]
+	// Per block: its log-sum-exp and softmax (the backend's fused ops);
+	// lse is the running log-sum-exp, acc Σ softmax·sc'·E scaled to it.
+	var lse, acc tensor.Tensor // [n, 1]; [n, H]
 	for v0 := 0; v0 < V; v0 += blk {
 		v1 := min(V, v0+blk)
 		lg, d := softcap(b.Linear(hn, sliceRows(b, E, v0, v1))) // [n, blk]
-		bm := b.Max(lg, -1, true)
-		nm := bm
-		if mx != nil {
-			nm = b.Maximum(mx, bm)
-		}
-		p := b.Exp(b.Sub(lg, nm))
-		ps := b.Sum(p, -1, true)
-		if mx != nil {
-			r := b.Exp(b.Sub(mx, nm))
-			ps = b.Add(b.Mul(s, r), ps)
-			if grad {
-				acc = b.Mul(acc, r)
-			}
+		bl := b.LogSumExp(lg, -1, true)
+		nl := bl
+		if lse != nil {
+			hi := b.Maximum(lse, bl) // log(e^lse + e^bl) = hi + log(1 + e^(lo − hi))
+			nl = b.Add(hi, b.Softplus(b.Sub(b.Minimum(lse, bl), hi)))
 		}
 		if grad {
+			p := b.Softmax(lg, -1)
 			if d != nil {
 				p = b.Mul(p, d)
 			}
-			part := b.LinearT(b.AsType(p, dt), sliceRows(b, E, v0, v1))
+			part := b.Mul(b.AsType(b.LinearT(b.AsType(p, dt), sliceRows(b, E, v0, v1)), f32), b.Exp(b.Sub(bl, nl)))
 			if acc == nil {
-				acc = b.AsType(part, f32)
+				acc = part
 			} else {
-				acc = b.Add(acc, b.AsType(part, f32))
+				acc = b.Add(b.Mul(acc, b.Exp(b.Sub(lse, nl))), part)
 			}
 		}
-		mx, s = nm, ps
+		lse = nl
 		if acc != nil {
-			b.Eval(mx, s, acc)
+			b.Eval(lse, acc)
 		} else {
-			b.Eval(mx, s)
+			b.Eval(lse)
 		}
 	}
-	lse := b.Add(mx, b.Log(s))
 	logp = b.Reshape(b.Sub(tgt, lse), n)
 	if !grad {
 		return logp, nil
@@ -85,7 +79,7 @@ func (m *Text) TargetLogProbs(hn, targets tensor.Tensor, grad bool, blockBytes i
 	if tgtD != nil {
 		g = b.Mul(et, tgtD)
 	}
-	dhn = b.AsType(b.Sub(g, b.Div(acc, s)), dt)
+	dhn = b.AsType(b.Sub(g, acc), dt)
 	return logp, dhn
 }
 
