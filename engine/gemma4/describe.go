@@ -37,6 +37,13 @@ type Weights struct {
 	// Float is the dtype the model computes in on MLX: embed_tokens' scales
 	// (quantized) or weight.
 	Float tensor.DType
+	// Copied is what the Go backend copies out of the mapped files at load:
+	// float32 and integer tensors, and 4- or 2-byte tensors not aligned to
+	// their element size in the file (mlx-community files interleave 2-byte
+	// scalars, so later uint32 weights land off a 4-byte boundary).
+	// LookupCopied says whether the per-layer embedding table is among them.
+	Copied       int64
+	LookupCopied bool
 	// Exact is true when the figures come from the safetensors headers;
 	// false for a listing's total (split and Lookup then estimated).
 	Exact bool
@@ -97,6 +104,10 @@ func ReadWeights(dir string, cfg *Config) (Weights, error) {
 		for _, t := range h.Tensors {
 			n := t.End - t.Begin
 			dtypes[t.Name] = t.DType
+			copied := goCopies(t)
+			if copied {
+				w.Copied += n
+			}
 			switch Part(t.Name) {
 			case "vision":
 				w.Vision += n
@@ -106,6 +117,7 @@ func ReadWeights(dir string, cfg *Config) (Weights, error) {
 				w.Text += n
 				if strings.Contains(t.Name, "embed_tokens_per_layer.") {
 					w.Lookup += n
+					w.LookupCopied = w.LookupCopied || copied
 				}
 			}
 		}
@@ -118,6 +130,19 @@ func ReadWeights(dir string, cfg *Config) (Weights, error) {
 		}
 	}
 	return w, nil
+}
+
+// goCopies reports whether the Go backend copies t rather than aliasing
+// the mapped file (engine/gocpu FromBytes: it aliases uint32 and 2-byte
+// floats at an aligned address; a shard's mapping starts on a page).
+func goCopies(t safetensors.TensorInfo) bool {
+	switch t.DType {
+	case "U32":
+		return t.Begin%4 != 0
+	case "BF16", "F16":
+		return t.Begin%2 != 0
+	}
+	return true
 }
 
 // configFloat is the float dtype config.json declares (mlx-community and

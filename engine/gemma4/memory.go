@@ -69,10 +69,17 @@ func (m Memory) Total() int64 { return m.Weights + m.KV + m.Working + m.Slack }
 func (d *Description) Memory(rt Runtime, tokens, slack int) Memory {
 	t := &d.Cfg.Text
 	w := d.Weights.Total()
-	if rt.Mapped && d.Weights.LookupRows > 0 {
-		row := d.Weights.Lookup / int64(d.Weights.LookupRows)
-		touched := int64(min(tokens, d.Weights.LookupRows)) * (row + pageBytes)
-		w += min(touched, d.Weights.Lookup) - d.Weights.Lookup
+	if rt.Mapped {
+		// Mapped tensors are resident as far as they are read: all of them
+		// but the per-layer embedding table's rows no token asks for. A
+		// copied tensor is resident twice: its copy, and the file pages the
+		// copy read (clean, so the system may drop them under pressure).
+		w += d.Weights.Copied
+		if !d.Weights.LookupCopied && d.Weights.LookupRows > 0 {
+			row := d.Weights.Lookup / int64(d.Weights.LookupRows)
+			touched := int64(min(tokens, d.Weights.LookupRows)) * (row + pageBytes)
+			w += min(touched, d.Weights.Lookup) - d.Weights.Lookup
+		}
 	}
 	m := Memory{Weights: w, KV: t.KVBytes(tokens, rt.KVElem, slack)}
 	m.Working = d.working(rt, tokens, slack)

@@ -1,0 +1,258 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"perch/engine"
+	"perch/engine/gemma4"
+	"perch/engine/gemma4/synth"
+	"perch/engine/mlx"
+	"perch/engine/tokenizer/realvocab"
+	"perch/media/audio"
+)
+
+// The fit check against a real run: full-size synthetic E2B checkpoints
+// (the published mlx-community 4-bit and bf16 layouts, random weights),
+// each run once in a fresh process on each backend with a prompt that
+// fills the fit's context and carries a 280-token image and a 30 s clip;
+// the process's peak resident memory is compared with `perch models fit`'s
+// total for the same folder, backend and context.
+
+const (
+	fitBenchContext = 4096
+	childEnv        = "PERCH_FIT_CHILD" // dir|backend|context: run as the measured child
+)
+
+var fitBenchCases = []struct {
+	name, repo string
+	opt        synth.Options
+}{
+	{"e2b-4bit", "mlx-community--gemma-4-e2b-it-4bit", synth.Options{Bits: 4, BF16: true, Seed: 1}},
+	{"e2b-bf16", "mlx-community--gemma-4-e2b-it-bf16", synth.Options{BF16: true, Seed: 1}},
+}
+
+// BenchmarkFitVsPeak reports fit_MiB (the estimate), peak_MiB (the child's
+// peak RSS) and err_% per checkpoint and backend, and fails past 10 %.
+// make bench runs it (3 iterations report the one measurement).
+func BenchmarkFitVsPeak(b *testing.B) {
+	tokDir := realvocab.Require(b, "../..", realvocab.Gemma4)
+	for _, c := range fitBenchCases {
+		for _, backend := range []string{gemma4.BackendGo, gemma4.BackendMLX} {
+			b.Run(c.name+"/"+backend, func(b *testing.B) {
+				if backend == gemma4.BackendMLX {
+					skipMLXCPU(b)
+				}
+				dir := fitBenchModel(b, c.name, c.repo, c.opt, tokDir)
+				fit, peak := measureFit(b, dir, backend)
+				errPct := 100 * float64(fit-peak) / float64(peak)
+				for i := 0; i < b.N; i++ {
+					b.ReportMetric(float64(fit)/(1<<20), "fit_MiB")
+					b.ReportMetric(float64(peak)/(1<<20), "peak_MiB")
+					b.ReportMetric(errPct, "err_%")
+				}
+				if math.Abs(errPct) > 10 {
+					b.Errorf("%s on %s: fit %s, measured peak %s (%+.1f%%)", c.name, backend, FormatBytes(fit), FormatBytes(peak), errPct)
+				}
+			})
+		}
+	}
+}
+
+// skipMLXCPU skips MLX without libmlxc, and on MLX's CPU backend unless
+// PERCH_BENCH_MLX_FIT=1 (E2B's towers take tens of minutes there).
+func skipMLXCPU(b *testing.B) {
+	if err := mlx.Available(); err != nil {
+		b.Skip("libmlxc not found: the MLX fit check is not measured")
+	}
+	if os.Getenv("PERCH_BENCH_MLX_FIT") != "1" && !mlx.HasGPU() {
+		b.Skip("MLX-CPU fit check skipped: E2B's towers take tens of minutes there; PERCH_BENCH_MLX_FIT=1 runs it")
+	}
+}
+
+var measured sync.Map // dir|backend → [2]int64
+
+// measureFit returns the fit estimate and the measured peak (once per
+// checkpoint and backend in a process).
+func measureFit(b *testing.B, dir, backend string) (int64, int64) {
+	key := dir + "|" + backend
+	if v, ok := measured.Load(key); ok {
+		r := v.([2]int64)
+		return r[0], r[1]
+	}
+	d, err := gemma4.DescribeDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := EstimateMemory(d, backend, fitBenchContext, Budget{Usable: math.MaxInt64})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFitChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d", childEnv, dir, backend, fitBenchContext))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("child run: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`PEAK_RSS=(\d+) PROMPT=(\d+)`).FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("child printed no peak:\n%s", out)
+	}
+	peak, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	b.Logf("%s on %s: %s-token prompt; fit says %s, the process peaked at %s\n%s",
+		filepath.Base(dir), backend, m[2], FormatBytes(est.Total), FormatBytes(peak), est.Breakdown())
+	measured.Store(key, [2]int64{est.Total, peak})
+	return est.Total, peak
+}
+
+// fitBenchModel writes the full-size checkpoint once into build/bench-cache
+// (deterministic), with the Gemma-4 test tokenizer, the published E2B chat
+// template and the published generation and processor configs.
+func fitBenchModel(b *testing.B, name, repo string, opt synth.Options, tokDir string) string {
+	dir := filepath.Join("..", "..", "build", "bench-cache", "e2b-full-"+strings.TrimPrefix(name, "e2b-"))
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
+		return dir
+	}
+	b.Logf("generating the full-size %s checkpoint in %s (once)", name, dir)
+	published := filepath.Join("..", "..", "engine", "gemma4", "testdata", "published")
+	cfg, err := os.ReadFile(filepath.Join(published, repo, "config.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := synth.Write(dir, cfg, opt); err != nil {
+		b.Fatal(err)
+	}
+	files := map[string]string{
+		"tokenizer.json":         filepath.Join(tokDir, "tokenizer.json"),
+		"tokenizer_config.json":  filepath.Join(tokDir, "tokenizer_config.json"),
+		"chat_template.jinja":    filepath.Join("..", "..", "engine", "chattemplate", "testdata", "gemma4-e2b-e4b.jinja"),
+		"generation_config.json": filepath.Join(published, "google--gemma-4-E2B-it", "generation_config.json"),
+		"processor_config.json":  filepath.Join(published, "google--gemma-4-E2B-it", "processor_config.json"),
+	}
+	for _, f := range []string{"chat_template.jinja", "generation_config.json", "processor_config.json", "tokenizer_config.json", "tokenizer.json"} {
+		data, err := os.ReadFile(files[f])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestFitChild is the measured process of BenchmarkFitVsPeak: it loads the
+// checkpoint, answers a prompt that fills the context (a 280-token image, a
+// 30 s clip and text) with 4 tokens, and prints its peak resident memory.
+func TestFitChild(t *testing.T) {
+	spec := os.Getenv(childEnv)
+	if spec == "" {
+		t.Skip("runs only as BenchmarkFitVsPeak's child process")
+	}
+	parts := strings.Split(spec, "|")
+	dir, backend := parts[0], parts[1]
+	ctxLen, _ := strconv.Atoi(parts[2])
+	e, err := engine.Open(dir, engine.Options{Backend: backend, MaxContext: ctxLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	t.Logf("after loading: %s", procMemory())
+	const answer = 4
+	media := 280 + 750 + 16 // soft tokens and their delimiters
+	sentence := "The heron stood in the shallow water at dawn, watching the reeds for the slightest movement. "
+	per := len(e.Tokenizer().Encode(sentence, false))
+	text := strings.Repeat(sentence, (ctxLen-media-answer-64)/per)
+	zero := float32(0)
+	req := engine.Request{MaxTokens: answer, IgnoreEOS: true, Sampling: engine.Sampling{Temperature: &zero},
+		Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Part{
+			{Type: engine.PartImage, Data: benchPicture()}, {Type: engine.PartAudio, Data: benchWAV(t)},
+			{Type: engine.PartText, Text: text}}}}}
+	ch, err := e.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats *engine.Stats
+	for ev := range ch {
+		switch ev.Kind {
+		case engine.EventError:
+			t.Fatal(ev.Err)
+		case engine.EventDone:
+			stats = ev.Stats
+		}
+	}
+	if stats == nil || stats.PromptTokens > ctxLen || stats.PromptTokens < ctxLen*3/4 {
+		t.Fatalf("stats %+v for a %d-token context", stats, ctxLen)
+	}
+	t.Logf("after answering: %s; backend peak %d MiB", procMemory(), stats.PeakMemory>>20)
+	fmt.Printf("PEAK_RSS=%d PROMPT=%d\n", peakRSS(t), stats.PromptTokens)
+}
+
+// peakRSS is the process's peak resident set (getrusage's maxrss: KiB on
+// Linux, bytes on macOS).
+func peakRSS(t *testing.T) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) * 1024
+}
+
+// procMemory is the process's resident memory by kind, where the system
+// says (Linux: file-backed pages are the mapped weights, anonymous the heap).
+func procMemory() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "(no /proc)"
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		for _, k := range []string{"VmHWM", "VmRSS", "RssAnon", "RssFile"} {
+			if strings.HasPrefix(line, k+":") {
+				out = append(out, strings.Join(strings.Fields(line), " "))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// benchPicture is a 960x672 picture: exactly 280 soft tokens at the default budget.
+func benchPicture() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 960, 672))
+	for y := 0; y < 672; y++ {
+		for x := 0; x < 960; x++ {
+			img.SetRGBA(x, y, color.RGBA{uint8(x / 4), uint8(y / 3), uint8((x + y) / 7), 255})
+		}
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	return buf.Bytes()
+}
+
+// benchWAV is 30 s of a 440 Hz tone at 16 kHz: the 750-token audio cap.
+func benchWAV(t *testing.T) []byte {
+	s := make([]float32, 30*16000)
+	for i := range s {
+		s[i] = 0.3 * float32(math.Sin(2*math.Pi*440*float64(i)/16000))
+	}
+	w, err := audio.EncodeWAV(s, 16000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
