@@ -1,8 +1,10 @@
 package lora_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"perch/engine/gocpu"
 	"perch/engine/golden"
 	"perch/engine/lora"
+	"perch/engine/mlx"
 	"perch/engine/tensor"
 )
 
@@ -48,8 +51,9 @@ func TestFixtureAdapter(t *testing.T) {
 	if len(ad.Leaves) != 76 || ad.Params() != 21248 {
 		t.Fatalf("%d leaves, %d params; the fixture has 76 and 21248", len(ad.Leaves), ad.Params())
 	}
-	for _, plain := range []bool{true, false} {
-		b := gocpu.New(gocpu.Options{Plain: plain})
+	for name, nb := range testBackends() {
+		b := nb(t)
+		t.Logf("%s:", name)
 		m := loadTiny(t, b)
 		ts, err := lora.Targets(m.Text, ad.Config)
 		if err != nil {
@@ -234,6 +238,29 @@ func TestParseConfigErrors(t *testing.T) {
 	if !strings.Contains(string(out), `"learning_rate": 1e-5`) || !strings.Contains(string(out), `"model": "m"`) {
 		t.Fatalf("extra fields not kept: %s", out)
 	}
+}
+
+// testBackends are the Go backend's two paths and MLX where libmlxc loads
+// (bound to the test's thread).
+func testBackends() map[string]func(t *testing.T) tensor.Backend {
+	bs := map[string]func(t *testing.T) tensor.Backend{
+		"go-plain": func(*testing.T) tensor.Backend { return gocpu.New(gocpu.Options{Plain: true}) },
+		"go":       func(*testing.T) tensor.Backend { return gocpu.New(gocpu.Options{}) },
+	}
+	if mlx.Available() == nil {
+		bs["mlx"] = func(t *testing.T) tensor.Backend {
+			runtime.LockOSThread()
+			b, err := mlx.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close(); runtime.UnlockOSThread() })
+			return b
+		}
+	} else {
+		fmt.Println("lora: libmlxc not found, the adapter forward golden runs on the Go backend only")
+	}
+	return bs
 }
 
 func compare(t *testing.T, what string, got, want []float32, atol float64) {
