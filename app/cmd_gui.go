@@ -17,6 +17,7 @@ func init() {
 type guiFlags struct {
 	hidden      bool     // start in the menubar only
 	quickAsk    bool     // open the quick-ask popup once started
+	context     int      // cap on the model's context (0: the model's)
 	dataDir     string   // history folder (default: the OS's app-data folder)
 	model       string   // model folder or repo to use (default: the saved choice)
 	attach      []string // files attached as a drop would
@@ -38,6 +39,7 @@ func runGUI(args []string) int {
 	fs := flag.NewFlagSet("gui", flag.ContinueOnError)
 	fs.BoolVar(&f.hidden, "hidden", false, "start in the menubar or tray without opening the window (with no tray, the window opens)")
 	fs.BoolVar(&f.quickAsk, "quick-ask", false, "open the quick-ask popup once started")
+	fs.IntVar(&f.context, "context", 0, "cap the model's context at this many tokens (0: the model's own)")
 	fs.StringVar(&f.dataDir, "data-dir", os.Getenv("PERCH_DATA_DIR"), "folder for chat history (default: the OS's app-data folder)")
 	fs.StringVar(&f.model, "model", os.Getenv("PERCH_MODEL"), "model folder or Hugging Face repo to use")
 	fs.Var((*listFlag)(&f.attach), "attach", "attach a file to the first message, as a drop would (repeatable)")

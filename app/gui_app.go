@@ -39,6 +39,7 @@ type gui struct {
 	login    loginItem
 	api      *localAPI
 	trayOK   bool
+	dataDir  string
 	choice   adapterChoice
 	teacher  *teach.Service
 }
@@ -89,7 +90,8 @@ func startGUI(f guiFlags) int {
 		fmt.Fprintf(os.Stderr, "perch: %v\n", err)
 		return 1
 	}
-	g.store = store
+	g.store, g.dataDir = store, dir
+	contextCap = f.context
 	defer store.Close()
 
 	s := g.settings.Load()
@@ -231,13 +233,18 @@ func (g *gui) showQuickAsk() { g.ui.QuickAsk().Show() }
 // engineOpener loads models (a variable so a development build can swap it).
 var engineOpener = openEngine
 
+// contextCap is gui -context (0: the model's own context).
+var contextCap int
+
 // openEngine loads a model folder on the best backend here.
 func openEngine(dir string) (chat.Engine, engine.ModelInfo, error) {
 	backend := os.Getenv("PERCH_BACKEND")
 	if backend == "" {
 		backend = "auto"
 	}
-	e, err := engine.Open(dir, engineOptions(dir, backend))
+	opts := engineOptions(dir, backend)
+	opts.MaxContext = contextCap
+	e, err := engine.Open(dir, opts)
 	if err != nil {
 		return nil, engine.ModelInfo{}, err
 	}

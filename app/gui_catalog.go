@@ -20,8 +20,9 @@ import (
 // fit and cache state, downloads with progress, pause (keeps the partial
 // file), cancel (drops it) and delete.
 type catalog struct {
-	hub    *hub.Hub
-	budget hub.Budget
+	hub       *hub.Hub
+	budget    hub.Budget
+	budgetNow func() (hub.Budget, error) // memory free this minute (a fit is tight, never too big, by it)
 
 	mu        sync.Mutex
 	downloads map[string]*download // by repo
@@ -41,7 +42,7 @@ func newCatalog(h *hub.Hub) *catalog {
 	if err != nil {
 		b = hub.Budget{}
 	}
-	return &catalog{hub: h, budget: b, downloads: map[string]*download{}}
+	return &catalog{hub: h, budget: b, budgetNow: hub.MachineBudget, downloads: map[string]*download{}}
 }
 
 var _ ui.Catalog = (*catalog)(nil)
@@ -81,24 +82,17 @@ func (c *catalog) Models() ([]ui.CatalogModel, error) {
 	c.mu.Unlock()
 	for _, dir := range folders {
 		if loc, err := locateFolder(dir); err == nil {
-			out = append(out, ui.CatalogModel{ID: dir, Name: loc.Name, Blurb: dir, Downloaded: true,
-				Vision: loc.Vision, Audio: loc.Audio, Video: loc.Video})
+			disk, ram := folderSizes(dir, c.budget)
+			out = append(out, c.withState(ui.CatalogModel{ID: dir, Name: loc.Name, Blurb: dir, Downloaded: true,
+				DiskBytes: disk, RAMBytes: ram, Vision: loc.Vision, Audio: loc.Audio, Video: loc.Video}))
 		}
 	}
 	return out, nil
 }
 
 func (c *catalog) withState(m ui.CatalogModel) ui.CatalogModel {
-	if m.RAMBytes > 0 && c.budget.Usable > 0 {
-		switch {
-		case m.RAMBytes > c.budget.Usable:
-			m.Fit = ui.TooBig
-		case float64(m.RAMBytes) > 0.8*float64(c.budget.Usable):
-			m.Fit = ui.FitsTight
-		default:
-			m.Fit = ui.FitsWell
-		}
-	}
+	now, _ := c.budgetNow()
+	m.Fit = fitOf(m.RAMBytes, c.budget, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, ok := c.downloads[m.ID]; ok {

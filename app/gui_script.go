@@ -121,6 +121,9 @@ func (g *gui) script(f guiFlags) {
 	if f.teachDemo && !failed && !g.teachDemo(scriptSteps{wait, shoot, fail}) {
 		return
 	}
+	if f.ask != "" && !failed && !g.moreShots(scriptSteps{wait, shoot, fail}) {
+		return
+	}
 	if !failed {
 		fmt.Printf("perch: screenshots in %s\n", f.screenshots)
 		fyne.Do(g.app.Quit)

@@ -376,3 +376,21 @@ func TestMicSilenceAndDeniedPermissionExplain(t *testing.T) {
 }
 
 var errMicDenied = os.ErrPermission
+
+// The first drop's chips are laid out when they arrive, not at the next
+// pointer move (the composer grows at once).
+func TestFirstDropShowsChipsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	mw.Drop([]fyne.URI{writeFile(t, "robin.png", []byte("png"))})
+	h.loop.until(t, "chip", func() bool { return mw.PendingAttachments() == 1 })
+	c := mw.chat.comp
+	row := c.stack.Objects[1]
+	if c.chipRow.Size().Height == 0 || row.Position().Y < c.chipRow.Size().Height {
+		t.Fatalf("chips at %v size %v, input row at %v: not laid out", c.chipRow.Position(), c.chipRow.Size(), row.Position())
+	}
+	c.removeAt(0)
+	if row.Position().Y != 0 {
+		t.Fatalf("after removing the chip the input row stays at %v", row.Position())
+	}
+}

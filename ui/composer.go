@@ -33,6 +33,7 @@ type composer struct {
 	entry   *chatEntry
 	chips   *fyne.Container
 	chipRow *container.Scroll
+	stack   *fyne.Container // chips above the input row
 	pending []Attachment
 	working int // attachments still being read
 
@@ -88,7 +89,8 @@ func newComposer(e *env, win fyne.Window, placeholder string) *composer {
 	right := container.NewHBox(container.NewVBox(c.mic), container.NewVBox(container.NewStack(c.send, c.stop)))
 	row := container.NewBorder(nil, nil, left, right, c.input)
 	c.chipRow = container.NewHScroll(c.chips)
-	box := container.NewStack(bg, container.NewPadded(container.NewVBox(c.chipRow, row)))
+	c.stack = container.NewVBox(c.chipRow, row)
+	box := container.NewStack(bg, container.NewPadded(c.stack))
 	c.root = container.NewVBox(c.notice, box)
 	c.refreshChips()
 	return c
@@ -187,12 +189,24 @@ func (c *composer) refreshChips() {
 	for i, a := range c.pending {
 		c.chips.Add(newChip(a, func() { c.removeAt(i) }))
 	}
+	shown := c.chipRow.Visible()
 	if len(c.pending) == 0 {
 		c.chipRow.Hide()
 	} else {
 		c.chipRow.Show()
 	}
 	c.chips.Refresh()
+	if shown != c.chipRow.Visible() {
+		c.relayout() // the row appears or goes now, not at the next pointer move
+	}
+}
+
+// relayout lays the window out again after the composer changed height.
+func (c *composer) relayout() {
+	if c.win != nil && c.win.Content() != nil {
+		c.win.Content().Refresh()
+	}
+	c.stack.Refresh()
 }
 
 func (c *composer) showNotice(msg string) {

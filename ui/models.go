@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -146,12 +147,19 @@ func (r *modelRow) update(m CatalogModel) {
 	}
 	r.badges.Refresh()
 
-	fit := map[Fit]string{FitsWell: "fits this computer", FitsTight: "tight fit: close other apps", TooBig: "too big for this computer"}[m.Fit]
-	facts := fmt.Sprintf("%s on disk · needs %s of memory", byteSize(m.DiskBytes), byteSize(m.RAMBytes))
-	if fit != "" {
-		facts += " · " + fit
+	fit := map[Fit]string{FitsWell: platformText("fits this Mac", "fits this computer"), FitsTight: "tight fit: close other apps",
+		TooBig: platformText("too big for this Mac", "too big for this computer")}[m.Fit]
+	var parts []string // a size not known is left out, never shown as 0 B
+	if m.DiskBytes > 0 {
+		parts = append(parts, byteSize(m.DiskBytes)+" on disk")
 	}
-	facts += " · " + senses(m)
+	if m.RAMBytes > 0 {
+		parts = append(parts, "needs "+byteSize(m.RAMBytes)+" of memory")
+	}
+	if fit != "" {
+		parts = append(parts, fit)
+	}
+	facts := strings.Join(append(parts, senses(m)), " · ")
 	r.facts.SetText(facts)
 	switch m.Fit {
 	case TooBig:
