@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,7 @@ func (c *catalog) Models() ([]ui.CatalogModel, error) {
 	}
 	var out []ui.CatalogModel
 	for _, e := range hub.Catalog() {
-		m := ui.CatalogModel{ID: e.Repo, Name: e.Name, Blurb: capitalize(e.Summary), DiskBytes: e.DiskBytes,
+		m := ui.CatalogModel{ID: e.Repo, Name: e.Name, Blurb: capitalize(machineWords(e.Summary)), DiskBytes: e.DiskBytes,
 			RAMBytes: e.RAMNeeded(0), Recommended: e.Default, Vision: e.Vision, Audio: e.Audio, Video: e.Video}
 		if cm, ok := cached[e.Repo]; ok && cm.Complete {
 			m.Downloaded = true
@@ -306,4 +307,13 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// machineWords says "machine" for the catalog's "Mac" off macOS ("fine on
+// an 8 GB Mac" reads wrong on Linux).
+func machineWords(s string) string {
+	if runtime.GOOS == "darwin" {
+		return s
+	}
+	return strings.ReplaceAll(s, " Mac", " machine")
 }
