@@ -120,37 +120,45 @@ func xdo(b *testing.B, display string, args ...string) string {
 }
 
 func guiBenchSetup(b *testing.B) (bin, display string) {
-	if _, err := exec.LookPath("Xvfb"); err != nil {
-		b.Skip("Xvfb is not installed (make deps installs it)")
-	}
+	display = startXvfb(b, "1280x900x24")
 	bin = filepath.Join(b.TempDir(), "perch")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin, display
+}
+
+// startXvfb runs a private X server (screen WxHxD) until the test ends and
+// returns its display, or skips where Xvfb is not installed.
+func startXvfb(tb testing.TB, screen string) string {
+	tb.Helper()
+	if _, err := exec.LookPath("Xvfb"); err != nil {
+		tb.Skip("Xvfb is not installed (make deps installs it)")
+	}
 	n := 70
-	for ; n < 200; n++ {
+	for ; n < 240; n++ {
 		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); os.IsNotExist(err) {
 			if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); os.IsNotExist(err) {
 				break
 			}
 		}
 	}
-	display = fmt.Sprintf(":%d", n)
-	x := exec.Command("Xvfb", display, "-screen", "0", "1280x900x24", "-nolisten", "tcp")
+	display := fmt.Sprintf(":%d", n)
+	// -noreset: the server stays as it is when its last client leaves.
+	x := exec.Command("Xvfb", display, "-screen", "0", screen, "-nolisten", "tcp", "-noreset")
 	if err := x.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { x.Process.Kill(); x.Wait() })
+	tb.Cleanup(func() { x.Process.Kill(); x.Wait() })
 	for i := 0; ; i++ {
 		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-			break
+			return display
 		}
 		if i > 100 {
-			b.Fatal("Xvfb did not start")
+			tb.Fatal("Xvfb did not start")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return bin, display
 }
 
 type benchApp struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,42 +8,10 @@ import (
 	"time"
 )
 
-// startXvfb runs a private X server for the test and returns its display,
-// or skips (with the reason) where Xvfb is not installed.
-func startXvfb(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("Xvfb"); err != nil {
-		t.Skip("Xvfb is not installed (make deps installs it)")
-	}
-	n := 140
-	for ; n < 240; n++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); os.IsNotExist(err) {
-			if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); os.IsNotExist(err) {
-				break
-			}
-		}
-	}
-	display := fmt.Sprintf(":%d", n)
-	x := exec.Command("Xvfb", display, "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset")
-	if err := x.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Process.Kill(); x.Wait() })
-	for i := 0; ; i++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-			return display
-		}
-		if i > 100 {
-			t.Fatal("Xvfb did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // The default build takes the shortcut on X11: a press reaches Perch, a
 // key another client holds is an error (not a crash), and Off lets it go.
 func TestX11HotkeyGrabsPressesAndReportsATakenKey(t *testing.T) {
-	display := startXvfb(t)
+	display := startXvfb(t, "640x480x24")
 	if _, err := exec.LookPath("xdotool"); err != nil {
 		t.Skip("xdotool is not installed (make deps installs it)")
 	}
