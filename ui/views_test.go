@@ -284,10 +284,6 @@ func TestFailedAnswerShowsWordsWithTheRawErrorBehindDetails(t *testing.T) {
 	}
 }
 
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
 func TestTrayLabels(t *testing.T) {
 	tr := &tray{quick: fyne.NewMenuItem("", nil), model: fyne.NewMenuItem("", nil), unload: fyne.NewMenuItem("", nil)}
 	m := &fakeModel{}
