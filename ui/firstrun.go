@@ -128,11 +128,17 @@ func (f *firstRun) show(m CatalogModel) {
 			})
 		}
 	case d != nil:
-		f.progress.Show()
 		if d.Total > 0 {
 			f.progress.SetValue(float64(d.Done) / float64(d.Total))
 		}
-		setOrHide(f.rate, downloadLine(*d))
+		// Before the first byte there is no size to show, only what went wrong.
+		started := d.Total > 0 || d.Err == ""
+		showIf(f.progress, started)
+		if !started {
+			setOrHide(f.rate, "")
+		} else {
+			setOrHide(f.rate, downloadLine(*d))
+		}
 		f.problem.set(d.Err, d.ErrDetails)
 		if d.Paused || d.Err != "" {
 			f.download.SetText("Resume")

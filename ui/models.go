@@ -96,6 +96,7 @@ type modelRow struct {
 	v        *modelsView
 	m        CatalogModel
 	root     *fyne.Container
+	title    *widget.Label
 	facts    *widget.Label
 	badges   *fyne.Container
 	progress *widget.ProgressBar
@@ -111,6 +112,7 @@ func newModelRow(v *modelsView, m CatalogModel) *modelRow {
 	// cut, the rest wraps.
 	title := widget.NewLabelWithStyle(m.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	title.Truncation = fyne.TextTruncateEllipsis
+	r.title = title
 	blurb := widget.NewLabel(m.Blurb)
 	blurb.Importance = widget.LowImportance
 	blurb.Wrapping = fyne.TextWrapWord
@@ -123,7 +125,7 @@ func newModelRow(v *modelsView, m CatalogModel) *modelRow {
 	r.problem = newProblemBox()
 	r.dlBox = container.NewVBox(r.progress, r.rate, r.problem.root)
 	r.buttons = container.NewHBox()
-	info := container.New(&tightVBox{}, container.NewHBox(title, r.badges), blurb, r.facts)
+	info := container.New(&tightVBox{}, container.New(titleRow{title}, title, r.badges), blurb, r.facts)
 	top := container.NewBorder(nil, nil, nil, container.NewCenter(r.buttons), info)
 	bg := canvas.NewRectangle(themeColor(colorCard))
 	bg.CornerRadius = 12
@@ -208,6 +210,10 @@ func (r *modelRow) update(m CatalogModel) {
 	if d.Total > 0 {
 		r.progress.SetValue(float64(d.Done) / float64(d.Total))
 	}
+	// Before the first byte there is no size to show, only what went wrong.
+	started := d.Total > 0 || d.Err == ""
+	showIf(r.progress, started)
+	showIf(r.rate, started)
 	r.rate.SetText(downloadLine(*d))
 	r.problem.set(d.Err, d.ErrDetails)
 }
@@ -305,4 +311,12 @@ func badge(text string, c fyne.ThemeColorName) fyne.CanvasObject {
 	t.TextSize = theme.Size(theme.SizeNameCaptionText)
 	t.TextStyle.Bold = true
 	return container.NewCenter(container.NewStack(bg, container.New(layout.NewCustomPaddedLayout(2, 2, 8, 8), t)))
+}
+
+func showIf(o fyne.CanvasObject, show bool) {
+	if show {
+		o.Show()
+	} else {
+		o.Hide()
+	}
 }

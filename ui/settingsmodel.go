@@ -42,7 +42,7 @@ func (m *modelSettings) showDefaults(d *ModelDefaults) {
 	if d != nil && d.Greedy {
 		temp, topP, topK = say("0 (greedy)"), say("off"), say("off")
 	} else if d != nil {
-		temp, topP, topK = say("%g", d.Temperature), say("%g", d.TopP), say("%d", d.TopK)
+		temp, topP, topK = say("%.3g", d.Temperature), say("%.3g", d.TopP), say("%d", d.TopK)
 	} else {
 		temp, topP, topK = say(""), say(""), say("")
 	}

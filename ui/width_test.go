@@ -43,8 +43,15 @@ func TestNoViewWidensTheWindow(t *testing.T) {
 		}
 	}
 	fits("the chat", mw.Window, width)
-	// The models page: a download that failed offline, a page-wide error.
+	// The models page: names are whole when they fit; a download that
+	// failed offline, a page-wide error.
 	mw.ShowModels()
+	h.loop.drain()
+	for _, r := range mw.models.rows {
+		if got, want := r.title.Size().Width, (titleRow{r.title}).natural(); got < want {
+			t.Errorf("%q is cut to %.0f px though it needs %.0f", r.title.Text, got, want)
+		}
+	}
 	m := h.catalog.models[0]
 	m.Name = noBreaks[:120]
 	m.Download = &DownloadState{Total: 3 << 30, Err: longWords, ErrDetails: noBreaks}

@@ -1,0 +1,33 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// titleRow lays a truncating title out with what follows it (badges): the
+// title takes its full width when there is room and is cut with "…" when
+// there is not, so a long name (a folder's path) never widens the window
+// and a short one is never cut.
+type titleRow struct{ title *widget.Label }
+
+func (r titleRow) natural() float32 {
+	t := r.title
+	return fyne.MeasureText(t.Text, theme.TextSize(), t.TextStyle).Width + 2*theme.InnerPadding()
+}
+
+func (r titleRow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	rest := objs[1].MinSize()
+	w := max(0, min(r.natural(), size.Width-rest.Width-theme.Padding()))
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(w, size.Height))
+	objs[1].Move(fyne.NewPos(w+theme.Padding(), (size.Height-rest.Height)/2))
+	objs[1].Resize(rest)
+}
+
+func (r titleRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	rest := objs[1].MinSize()
+	t := objs[0].MinSize() // the ellipsis: the least a title needs
+	return fyne.NewSize(t.Width+theme.Padding()+rest.Width, max(t.Height, rest.Height))
+}
