@@ -1,17 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"image"
-	"image/color"
-	"image/png"
-	"math"
 	"os"
 	"testing"
 
 	"perch/engine/mlx"
-	"perch/media/audio"
+	"perch/media/testinput"
 )
 
 // skipSlowMLX skips MLX media benchmarks without libmlxc, and on MLX's CPU
@@ -26,26 +21,9 @@ func skipSlowMLX(b *testing.B) {
 	}
 }
 
-// benchImage is a 960x672 picture: exactly 280 soft tokens at the default budget.
-func benchImage() []byte {
-	img := image.NewRGBA(image.Rect(0, 0, 960, 672))
-	for y := 0; y < 672; y++ {
-		for x := 0; x < 960; x++ {
-			img.SetRGBA(x, y, color.RGBA{uint8(x / 4), uint8(y / 3), uint8((x + y) / 7), 255})
-		}
-	}
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	return b.Bytes()
-}
-
 // benchClip is 10 s of a 440 Hz tone as 16 kHz WAV.
 func benchClip(b *testing.B) []byte {
-	s := make([]float32, 160000)
-	for i := range s {
-		s[i] = 0.3 * float32(math.Sin(2*math.Pi*440*float64(i)/16000))
-	}
-	w, err := audio.EncodeWAV(s, 16000)
+	w, err := testinput.ToneWAV(10)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +41,7 @@ func BenchmarkMediaTTFT(b *testing.B) {
 		data func(*testing.B) []byte
 		ph   int32
 	}{
-		{"image280", PartImage, func(*testing.B) []byte { return benchImage() }, 1016},
+		{"image280", PartImage, func(*testing.B) []byte { return testinput.Picture280() }, 1016},
 		{"audio10s", PartAudio, benchClip, 1017},
 	}
 	for _, backend := range []string{BackendGo, BackendMLX} {

@@ -1,12 +1,8 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -24,7 +20,7 @@ import (
 	"perch/engine/gemma4/synth"
 	"perch/engine/mlx"
 	"perch/engine/tokenizer/realvocab"
-	"perch/media/audio"
+	"perch/media/testinput"
 )
 
 // The fit check against a real run: full-size synthetic E2B checkpoints
@@ -178,7 +174,7 @@ func TestFitChild(t *testing.T) {
 	zero := float32(0)
 	req := engine.Request{MaxTokens: answer, IgnoreEOS: true, Sampling: engine.Sampling{Temperature: &zero},
 		Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Part{
-			{Type: engine.PartImage, Data: benchPicture()}, {Type: engine.PartAudio, Data: benchWAV(t)},
+			{Type: engine.PartImage, Data: testinput.Picture280()}, {Type: engine.PartAudio, Data: benchWAV(t)},
 			{Type: engine.PartText, Text: text}}}}}
 	ch, err := e.Generate(context.Background(), req)
 	if err != nil {
@@ -231,26 +227,9 @@ func procMemory() string {
 	return strings.Join(out, ", ")
 }
 
-// benchPicture is a 960x672 picture: exactly 280 soft tokens at the default budget.
-func benchPicture() []byte {
-	img := image.NewRGBA(image.Rect(0, 0, 960, 672))
-	for y := 0; y < 672; y++ {
-		for x := 0; x < 960; x++ {
-			img.SetRGBA(x, y, color.RGBA{uint8(x / 4), uint8(y / 3), uint8((x + y) / 7), 255})
-		}
-	}
-	var buf bytes.Buffer
-	png.Encode(&buf, img)
-	return buf.Bytes()
-}
-
 // benchWAV is 30 s of a 440 Hz tone at 16 kHz: the 750-token audio cap.
 func benchWAV(t *testing.T) []byte {
-	s := make([]float32, 30*16000)
-	for i := range s {
-		s[i] = 0.3 * float32(math.Sin(2*math.Pi*440*float64(i)/16000))
-	}
-	w, err := audio.EncodeWAV(s, 16000)
+	w, err := testinput.ToneWAV(30)
 	if err != nil {
 		t.Fatal(err)
 	}
