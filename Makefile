@@ -43,7 +43,7 @@ APT_BENCH := python3-torch python3-numpy
 # The engine's runs load large checkpoints: once each, with a long timeout.
 bench: deps tokenizer-cache
 	@sh bundle/apt-deps.sh $(APT_BENCH) || echo "bench: PyTorch missing: the training benchmark runs without its comparison"
-	$(GO) test -run '^$$' -bench . -benchtime 3x $$($(GO) list ./... | grep -v '/engine$$')
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 3h $$($(GO) list ./... | grep -v '/engine$$')
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
 
 # Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`); minimizing a
