@@ -64,7 +64,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Float64Var(&f.clip, "grad-clip", 0, "clip the global gradient norm to this (0: off)")
 	fs.StringVar(&f.schedule, "lr-schedule", "constant", "constant or cosine (decays over --iters)")
 	fs.IntVar(&f.warmup, "warmup", 0, "linear learning-rate warmup over N steps")
-	fs.StringVar(&f.resume, "resume-adapter", "", "start from this adapter folder (Perch's or mlx-lm's)")
+	fs.StringVar(&f.resume, "resume-adapter", "", "start from this adapter folder (Perch's or mlx-lm's; its own rank, scale and keys apply)")
 	fs.BoolVar(&f.noShuffle, "no-shuffle", false, "keep the file's row order and batches")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per line")
 	words, err := parseFlags(fs, args)

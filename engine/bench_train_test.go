@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,8 +38,10 @@ const (
 )
 
 func BenchmarkTrainVsTorch(b *testing.B) {
-	peak := fmaPeak(b)
-	torchCrossCheck(b)
+	var notes []string // shown with the first sub-benchmark (a parent's log is not printed)
+	logf := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	peak := fmaPeak(logf)
+	torchCrossCheck(logf)
 	for _, model := range []string{"text-tiny", "e2b-shaped-4bit"} {
 		dir := benchModel(b, model)
 		cfg, err := gemma4.LoadConfig(dir)
@@ -46,13 +49,18 @@ func BenchmarkTrainVsTorch(b *testing.B) {
 			b.Fatal(err)
 		}
 		flops := stepFLOPs(&cfg.Text, benchSeq, benchRank)
-		torch := torchStep(b, dir)
+		logf("%s: %.1f GFLOP of useful work per step", model, flops/1e9)
+		torch := map[string]*torchResult{"torch": torchStep(logf, dir, true), "torch_norecompute": torchStep(logf, dir, false)}
 		backends := []string{BackendGo}
 		if mlx.Available() == nil {
 			backends = append(backends, BackendMLX)
 		}
 		for _, backend := range backends {
 			b.Run(model+"/"+backend, func(b *testing.B) {
+				for _, n := range notes {
+					b.Log(n)
+				}
+				notes = nil
 				if backend == BackendMLX && model != "text-tiny" && !mlx.HasGPU() {
 					b.Skip("MLX runs on the CPU here, where its 4-bit kernels take minutes per step: the E2B-shaped step runs on MLX only with a GPU")
 				}
@@ -65,14 +73,18 @@ func BenchmarkTrainVsTorch(b *testing.B) {
 				b.ReportMetric(float64(rss)/(1<<20), "peak_rss_MiB")
 				b.ReportMetric(flops*tokS/benchSeq/1e9, "GFLOP/s")
 				if peak > 0 {
+					b.ReportMetric(peak, "peak_GFLOP/s")
 					b.ReportMetric(100*flops*tokS/benchSeq/1e9/peak, "%peak")
 				}
-				if torch != nil {
-					b.ReportMetric(torch.tokS, "torch_tok/s")
-					b.ReportMetric(float64(torch.rss)/(1<<20), "torch_peak_rss_MiB")
-					b.ReportMetric(flops*torch.tokS/benchSeq/1e9, "torch_GFLOP/s")
-					b.ReportMetric(tokS/torch.tokS, "x_torch_speed")
-					b.ReportMetric(float64(rss)/float64(torch.rss), "x_torch_memory")
+				for name, r := range torch {
+					if r == nil {
+						continue
+					}
+					b.ReportMetric(r.tokS, name+"_tok/s")
+					b.ReportMetric(float64(r.rss)/(1<<20), name+"_peak_rss_MiB")
+					b.ReportMetric(flops*r.tokS/benchSeq/1e9, name+"_GFLOP/s")
+					b.ReportMetric(tokS/r.tokS, "x_"+name+"_speed")
+					b.ReportMetric(float64(rss)/float64(r.rss), "x_"+name+"_memory")
 				}
 			})
 		}
@@ -122,17 +134,22 @@ type torchResult struct {
 	rss  int64
 }
 
-// torchStep runs the same step in PyTorch, or says why it cannot.
-func torchStep(b *testing.B, dir string) *torchResult {
+// torchStep runs the same step in PyTorch (with per-layer recompute, as
+// ours, or keeping every activation), or says why it cannot.
+func torchStep(logf func(string, ...any), dir string, recompute bool) *torchResult {
 	if err := exec.Command(torchPy, "-c", "import torch, numpy").Run(); err != nil {
-		b.Logf("PyTorch is not installed (apt-get install python3-torch python3-numpy): no comparison")
+		logf("PyTorch is not installed (apt-get install python3-torch python3-numpy): no comparison")
 		return nil
 	}
 	abs, _ := filepath.Abs(dir)
-	out, err := exec.Command(torchPy, filepath.Join("train", "bench", "gemma4_torch.py"), "bench", abs,
-		"--seq", fmt.Sprint(benchSeq), "--rank", fmt.Sprint(benchRank), "--steps", fmt.Sprint(benchSteps)).Output()
+	args := []string{filepath.Join("train", "bench", "gemma4_torch.py"), "bench", abs,
+		"--seq", fmt.Sprint(benchSeq), "--rank", fmt.Sprint(benchRank), "--steps", fmt.Sprint(benchSteps)}
+	if !recompute {
+		args = append(args, "--no-recompute")
+	}
+	out, err := exec.Command(torchPy, args...).Output()
 	if err != nil {
-		b.Logf("PyTorch step failed: %v", err)
+		logf("PyTorch step failed: %v", err)
 		return nil
 	}
 	var r struct {
@@ -144,7 +161,7 @@ func torchStep(b *testing.B, dir string) *torchResult {
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Steps) == 0 {
-		b.Logf("PyTorch step: %v (%s)", err, out)
+		logf("PyTorch step: %v (%s)", err, out)
 		return nil
 	}
 	res := &torchResult{}
@@ -152,7 +169,7 @@ func torchStep(b *testing.B, dir string) *torchResult {
 	for _, s := range r.Steps {
 		rates = append(rates, benchSeq/s.Seconds)
 		res.rss = max(res.rss, s.RSS)
-		b.Logf("torch %s: step %.1f s (%.1f tok/s), loss %.4f, peak RSS %d MiB", r.Torch, s.Seconds, benchSeq/s.Seconds, s.Loss, s.RSS>>20)
+		logf("torch %s (recompute %v): step %.1f s (%.1f tok/s), loss %.4f, peak RSS %d MiB", r.Torch, recompute, s.Seconds, benchSeq/s.Seconds, s.Loss, s.RSS>>20)
 	}
 	res.tokS = median(rates)
 	return res
@@ -161,7 +178,7 @@ func torchStep(b *testing.B, dir string) *torchResult {
 // torchCrossCheck runs the PyTorch model in float64 against the goldens
 // (lora-tiny: forward, losses, SFT gradients; text-tiny-q4: the 4-bit
 // path), so its timings are of a model that computes the same thing.
-func torchCrossCheck(b *testing.B) {
+func torchCrossCheck(logf func(string, ...any)) {
 	script := filepath.Join("train", "bench", "gemma4_torch.py")
 	for _, args := range [][]string{
 		{"check", filepath.Join(testdata, "models", "text-tiny"), filepath.Join(testdata, "goldens", "lora-tiny")},
@@ -169,18 +186,24 @@ func torchCrossCheck(b *testing.B) {
 	} {
 		out, err := exec.Command(torchPy, append([]string{script}, args...)...).Output()
 		if err != nil {
-			b.Logf("PyTorch cross-check %s: %v", args[0], err)
+			logf("PyTorch cross-check %s: %v", args[0], err)
 			continue
 		}
-		b.Logf("PyTorch float64 cross-check %s: %s", args[0], out)
+		logf("PyTorch float64 cross-check %s: %s", args[0], bytes.TrimSpace(out))
 	}
 }
 
 // fmaPeak measures the machine's float32 FMA peak (GFLOP/s, every core).
-func fmaPeak(b *testing.B) float64 {
-	bin := filepath.Join(b.TempDir(), "fmaprobe")
+func fmaPeak(logf func(string, ...any)) float64 {
+	tmp, err := os.MkdirTemp("", "perch-fmaprobe-")
+	if err != nil {
+		logf("FMA probe: %v", err)
+		return 0
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "fmaprobe")
 	if out, err := exec.Command("cc", "-O2", "-pthread", "-o", bin, filepath.Join("train", "bench", "fmaprobe.c")).CombinedOutput(); err != nil {
-		b.Logf("no C compiler for the FMA probe (%v: %s): no peak", err, out)
+		logf("no C compiler for the FMA probe (%v: %s): no peak", err, out)
 		return 0
 	}
 	out, err := exec.Command(bin).Output()
@@ -190,14 +213,14 @@ func fmaPeak(b *testing.B) float64 {
 		AVX512  *float64 `json:"avx512_gflops"`
 	}
 	if err != nil || json.Unmarshal(out, &r) != nil {
-		b.Logf("FMA probe: %v (%s)", err, out)
+		logf("FMA probe: %v (%s)", err, out)
 		return 0
 	}
 	peak := r.AVX2
 	if r.AVX512 != nil {
 		peak = max(peak, *r.AVX512)
 	}
-	b.Logf("FMA peak: %.1f GFLOP/s on %d threads (AVX2 %.1f)", peak, r.Threads, r.AVX2)
+	logf("FMA peak: %.1f GFLOP/s on %d threads (AVX2 %.1f)", peak, r.Threads, r.AVX2)
 	return peak
 }
 
