@@ -87,8 +87,8 @@ func TestBadInputsKeepServing(t *testing.T) {
 }
 
 // TestMLXMemoryBaseline: MLX's active memory returns to its baseline after
-// generations, sampled and greedy (compiled steps), and after a cancelled
-// one (no array leaks across requests).
+// generations, sampled and greedy, and after a cancelled one (no array
+// leaks across requests).
 func TestMLXMemoryBaseline(t *testing.T) {
 	if !slices.Contains(testBackends(), BackendMLX) {
 		t.Skip("libmlxc not found: MLX memory test skipped")

@@ -33,7 +33,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	var decodeStart time.Time
 	var host time.Duration
 	y, ySum := sampler.Sample(logits, nil), logitSum(b, logits)
-	if err := b.AsyncEval(withSum(ySum, y)...); err != nil {
+	if err := b.AsyncEval(y, ySum); err != nil {
 		return "", 0, err
 	}
 	for n := 0; ; n++ {
@@ -43,7 +43,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if pipeline && n+1 < j.maxTok {
 			next, nextSum = step(y, nil)
 			w := time.Now()
-			if err := b.AsyncEval(withSum(nextSum, append(kvcache.States(caches), next)...)...); err != nil {
+			if err := b.AsyncEval(append(kvcache.States(caches), next, nextSum)...); err != nil {
 				return "", fed, err
 			}
 			wait += time.Since(w)
@@ -80,7 +80,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if next == nil {
 			next, nextSum = step(y, generated)
 		}
-		b.Sweep(withSum(nextSum, next)...)
+		b.Sweep(next, nextSum)
 		host += time.Since(stepStart) - wait
 		y, ySum = next, nextSum
 	}

@@ -21,19 +21,8 @@ func logitSum(b tensor.Backend, logits tensor.Tensor) tensor.Tensor {
 	return b.Sum(b.AsType(logits, tensor.Float32), -1, false)
 }
 
-// withSum is ts plus sum when there is one.
-func withSum(sum tensor.Tensor, ts ...tensor.Tensor) []tensor.Tensor {
-	if sum == nil {
-		return ts
-	}
-	return append(ts, sum)
-}
-
-// checkFinite reads a logitSum (nil: nothing to check).
+// checkFinite reads a logitSum.
 func checkFinite(b tensor.Backend, sum tensor.Tensor, where string) error {
-	if sum == nil {
-		return nil
-	}
 	v, err := b.Float32s(sum)
 	if err != nil {
 		return err

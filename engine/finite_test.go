@@ -42,7 +42,7 @@ func TestNaNWeightsFailLoudly(t *testing.T) {
 			continue
 		}
 		zero := float32(0)
-		for _, s := range []Sampling{{}, {Temperature: &zero}} { // sampled, and greedy (compiled steps on MLX)
+		for _, s := range []Sampling{{}, {Temperature: &zero}} { // sampled, and greedy
 			e, err := Open(dir, Options{Backend: backend})
 			if err != nil {
 				t.Fatal(err)
