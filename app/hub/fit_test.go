@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/synth"
 )
 
 func catalogEntry(t testing.TB, name string) CatalogEntry {
@@ -247,5 +248,44 @@ func TestRandomGeometriesNeverNaN(t *testing.T) {
 	}
 	if accepted < 30 {
 		t.Fatalf("only %d of 300 random geometries parsed", accepted)
+	}
+}
+
+// TestCatalogMatchesPublished: each catalog entry's built-in config
+// describes what its published config.json does (family, towers, KV bytes
+// per token, context), and its size is the published full-size inventory's.
+func TestCatalogMatchesPublished(t *testing.T) {
+	published := filepath.Join("..", "..", "engine", "gemma4", "testdata", "published")
+	for _, c := range Catalog() {
+		raw, err := os.ReadFile(filepath.Join(published, strings.Replace(c.Repo, "/", "--", 1), "config.json"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.Repo, err)
+		}
+		pub, err := gemma4.DescribeRemote(raw, c.DiskBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := gemma4.DescribeRemote(c.config, c.DiskBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ours.Family != pub.Family || ours.Vision() != pub.Vision() || ours.Audio() != pub.Audio() ||
+			ours.Quantization() != pub.Quantization() || ours.ContextLength() != pub.ContextLength() ||
+			ours.Cfg.Text.KVPerToken(2) != pub.Cfg.Text.KVPerToken(2) {
+			t.Errorf("%s: catalog describes %s %s ctx %d kv/token %d; published %s %s ctx %d kv/token %d", c.Repo,
+				ours.Family, ours.Quantization(), ours.ContextLength(), ours.Cfg.Text.KVPerToken(2),
+				pub.Family, pub.Quantization(), pub.ContextLength(), pub.Cfg.Text.KVPerToken(2))
+		}
+		inv, err := synth.Inventory(raw, synth.Options{Bits: pub.Cfg.Quant.Bits, BF16: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, ts := range inv {
+			total += ts.Bytes()
+		}
+		if total != c.DiskBytes {
+			t.Errorf("%s: catalog says %d bytes, the published shapes give %d", c.Repo, c.DiskBytes, total)
+		}
 	}
 }

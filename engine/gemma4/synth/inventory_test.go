@@ -1,11 +1,13 @@
 package synth_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"perch/engine/gemma4"
 	"perch/engine/gemma4/synth"
 )
 
@@ -62,5 +64,62 @@ func TestInventoryAudioTower(t *testing.T) {
 	}
 	if n != 752 {
 		t.Fatalf("%d audio tensors, want 752", n)
+	}
+}
+
+// TestInventoryParameterCounts: the full-size google/* bf16 inventory of
+// every family has the parameter counts Google's model card publishes
+// (rounded there to 0.1 B): E2B 5.1 B and E4B 8 B with embeddings and
+// towers; 26B-A4B 25.2 B (3.8 B active per token: top_k_experts of num_experts routed) and
+// 31B 30.7 B without the vision tower. The 12B unified card gives no
+// figure; its shapes are checked by the layout tests only.
+func TestInventoryParameterCounts(t *testing.T) {
+	for _, c := range []struct {
+		repo         string
+		towers       bool    // the card's figure counts the towers
+		total, activ float64 // billions; activ 0: dense
+	}{
+		{"google--gemma-4-E2B-it", true, 5.1, 0},
+		{"google--gemma-4-E4B-it", true, 8.0, 0},
+		{"google--gemma-4-26B-A4B-it", false, 25.2, 3.8},
+		{"google--gemma-4-31B-it", false, 30.7, 0},
+	} {
+		raw, err := os.ReadFile(filepath.Join("..", "testdata", "published", c.repo, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := synth.Inventory(raw, synth.Options{Layout: synth.LayoutHF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := gemma4.ParseConfig(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total, experts int64
+		for _, ts := range inv {
+			n := int64(1)
+			for _, d := range ts.Shape {
+				n *= int64(d)
+			}
+			tower := strings.Contains(ts.Name, "vision_") || strings.Contains(ts.Name, "audio_") ||
+				strings.Contains(ts.Name, "embed_vision") || strings.Contains(ts.Name, "embed_audio")
+			if tower && !c.towers {
+				continue
+			}
+			total += n
+			if strings.Contains(ts.Name, ".experts.") {
+				experts += n
+			}
+		}
+		got := float64(total) / 1e9
+		active := float64(total-experts) / 1e9
+		if experts > 0 {
+			active += float64(experts) * float64(cfg.Text.TopKExperts) / float64(cfg.Text.NumExperts) / 1e9
+		}
+		t.Logf("%s: %.3f B parameters (%.3f B active)", c.repo, got, active)
+		if math.Abs(got-c.total) > 0.05 || (c.activ != 0 && math.Abs(active-c.activ) > 0.05) {
+			t.Errorf("%s: %.3f B parameters, %.3f B active; the model card says %.1f B, %.1f B active", c.repo, got, active, c.total, c.activ)
+		}
 	}
 }
