@@ -79,6 +79,7 @@ func TestAskAdapterReproducesGoldenLogits(t *testing.T) {
 				worst = math.Max(worst, math.Abs(float64(v-ref[i])))
 				moved = math.Max(moved, math.Abs(float64(last[i]-base[len(base)-V+i])))
 			}
+			t.Logf("%s adapter=%v: last-position logits max |diff| %.3g (tolerance 2e-4)", backend, withAdapter, worst)
 			if worst > 2e-4 {
 				t.Errorf("%s adapter=%v: logits max |diff| %.3g, want <= 2e-4", backend, withAdapter, worst)
 			}
