@@ -149,7 +149,11 @@ func (v *adaptersView) export(a AdapterInfo) {
 		dir := u.Path()
 		v.act(func() (string, error) {
 			out, err := v.env.adapters.ExportAdapter(a.ID, dir)
-			return "Exported to " + out + " (mlx-lm's adapters.safetensors and adapter_config.json).", err
+			what := "Exported"
+			if !math.IsNaN(a.BestVal) && a.BestStep > 0 && a.BestStep < a.Steps {
+				what = fmt.Sprintf("Exported the checkpoint at step %d (the lowest validation loss)", a.BestStep)
+			}
+			return what + " to " + out + " (mlx-lm's adapters.safetensors and adapter_config.json).", err
 		})
 	}, v.win)
 }

@@ -23,7 +23,8 @@ type fakeTrainer struct {
 	every time.Duration
 	mu    sync.Mutex
 	jobs  []Job
-	hold  chan struct{} // when set, step 1 waits for it
+	hold  chan struct{}                        // when set, step 1 waits for it
+	val   func(step int, loss float64) float64 // validation loss (nil: loss+0.05)
 }
 
 type fakeTraining struct {
@@ -98,7 +99,11 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 			loss := 0.7 * math.Exp(-float64(step)/20)
 			tr.events <- Event{Kind: EvStep, Step: step, Loss: loss, Margin: 0.01 * float64(step), Tokens: 40, TokensPerSec: 400, ETA: time.Second}
 			if j.SaveEvery > 0 && step%j.SaveEvery == 0 {
-				tr.events <- Event{Kind: EvValidation, Step: step, ValLoss: loss + 0.05}
+				val := loss + 0.05
+				if f.val != nil {
+					val = f.val(step, loss)
+				}
+				tr.events <- Event{Kind: EvValidation, Step: step, ValLoss: val}
 				dir := filepath.Join(j.AdapterDir, "checkpoints", fmt.Sprintf("step-%05d", step))
 				if err := saveFake(dir, step); err != nil {
 					tr.events <- Event{Kind: EvError, Err: err}

@@ -51,9 +51,11 @@ func (s *Service) AdapterDir(id string) string {
 
 func dirSize(dir string) int64 {
 	var n int64
-	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			n += st.Size()
+	for _, d := range []string{dir, filepath.Join(dir, bestDir)} {
+		for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
+			if st, err := os.Stat(filepath.Join(d, f)); err == nil {
+				n += st.Size()
+			}
 		}
 	}
 	return n
@@ -128,7 +130,8 @@ func (s *Service) DeleteAdapter(id string) error {
 }
 
 // ExportAdapter implements ui.Adapters: an mlx-lm adapter folder named
-// after the adapter, inside dir.
+// after the adapter, inside dir, with the run's best checkpoint (the final
+// adapter when that is the best, or nothing was validated).
 func (s *Service) ExportAdapter(id, dir string) (string, error) {
 	a, err := s.o.Store.AdapterByID(id)
 	if err != nil {
@@ -141,7 +144,7 @@ func (s *Service) ExportAdapter(id, dir string) (string, error) {
 		}
 		out = filepath.Join(dir, fmt.Sprintf("%s-%d", a.Name, i))
 	}
-	if err := copyAdapter(a.Dir, out); err != nil {
+	if err := copyAdapter(exportSource(a), out); err != nil {
 		return "", err
 	}
 	return out, nil
@@ -221,6 +224,9 @@ func (s *Service) keepAdapter(run history.TrainRun, from string) (string, error)
 	}
 	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
 	if err := copyAdapter(from, rec.Dir); err != nil {
+		return "", err
+	}
+	if err := s.keepBest(run, &rec); err != nil {
 		return "", err
 	}
 	return rec.ID, s.o.Store.PutAdapter(&rec)
