@@ -125,7 +125,7 @@ func TestFortyTurnsWithPhotosNeverHitTheWall(t *testing.T) {
 		if st.PromptTokens > 4096-96 {
 			t.Fatalf("turn %d: prompt %d tokens leaves no room to answer", turn, st.PromptTokens)
 		}
-		checkNewestKept(t, turn, req, questions, set.SystemPrompt)
+		kept := checkNewestKept(t, turn, req, questions, set.SystemPrompt)
 		if ans.View.Trimmed() {
 			if trimmedFrom == 0 {
 				trimmedFrom = turn
@@ -151,7 +151,7 @@ func TestFortyTurnsWithPhotosNeverHitTheWall(t *testing.T) {
 			} else {
 				retrims++
 			}
-			reuse = append(reuse, fmt.Sprintf("%d:%d/%d", turn, st.PrefixReused, st.PromptTokens))
+			reuse = append(reuse, fmt.Sprintf("%d:k%d:%d/%d", turn, kept, st.PrefixReused, st.PromptTokens))
 		}
 		prevCut = ans.View
 	}
@@ -162,19 +162,20 @@ func TestFortyTurnsWithPhotosNeverHitTheWall(t *testing.T) {
 		t.Errorf("the start moved on %d of %d turns after trimming began", retrims, turns-trimmedFrom)
 	}
 	t.Logf("40 turns answered; trimming began at turn %d; the start moved %d times, %d turns reused the whole previous prompt", trimmedFrom, retrims, reusedTurns)
-	t.Logf("prefix reuse (turn:reused/prompt) after trimming began: %s", strings.Join(reuse, " "))
+	t.Logf("after trimming began (turn:k<turns kept>:<prompt tokens reused>/<prompt tokens>): %s", strings.Join(reuse, " "))
 }
 
 // checkNewestKept checks that the request is the system prompt and then
 // the newest questions, in order, through the one just asked, and that
-// photos are kept from some turn on and gone before it.
-func checkNewestKept(t *testing.T, turn int, req engine.Request, questions []string, system string) {
+// photos are kept from some turn on and gone before it; it returns how many
+// turns the model saw.
+func checkNewestKept(t *testing.T, turn int, req engine.Request, questions []string, system string) int {
 	t.Helper()
 	if req.Messages[0].Role != engine.RoleSystem || req.Messages[0].Content[0].Text != system {
 		t.Fatalf("turn %d: the system prompt is not first", turn)
 	}
 	var asked []string
-	photos, textOnly := false, false
+	photos := false
 	for _, m := range req.Messages[1:] {
 		if m.Role != engine.RoleUser {
 			continue
@@ -186,8 +187,6 @@ func checkNewestKept(t *testing.T, turn int, req engine.Request, questions []str
 			photos = true
 		case photos:
 			t.Fatalf("turn %d: a photo was left out of a newer turn than one kept", turn)
-		default:
-			textOnly = true
 		}
 	}
 	want := questions[len(questions)-len(asked):]
@@ -197,7 +196,7 @@ func checkNewestKept(t *testing.T, turn int, req engine.Request, questions []str
 	if !photos {
 		t.Fatalf("turn %d: the newest photo was left out", turn)
 	}
-	_ = textOnly
+	return len(asked)
 }
 
 func hasPhoto(m engine.Message) bool {
