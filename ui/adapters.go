@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -77,7 +76,7 @@ func adapterFacts(a AdapterInfo) string {
 		parts = append(parts, fmt.Sprintf("%d steps", a.Steps))
 	}
 	if !math.IsNaN(a.BestVal) && a.BestStep > 0 {
-		parts = append(parts, fmt.Sprintf("best validation loss %.4g (checkpoint at step %d)", a.BestVal, a.BestStep))
+		parts = append(parts, fmt.Sprintf("best validation loss %s (checkpoint at step %d)", lossText(a.BestVal), a.BestStep))
 	}
 	if a.Rank > 0 {
 		parts = append(parts, fmt.Sprintf("rank %d", a.Rank))
@@ -203,10 +202,13 @@ func (l *runsList) reload() {
 	for _, r := range runs {
 		r := r
 		title := widget.NewLabel(fmt.Sprintf("%s · %s · %s", r.Plan.Name, strings.ToUpper(string(r.Plan.Method)), when(r.Started)))
-		state := caption(runStateLine(r))
+		// A label (not bare text): indented like the title, and wrapped
+		// rather than cut at the card's edge.
+		state := widget.NewLabel(runStateLine(r))
+		state.Importance, state.SizeName, state.Wrapping = widget.LowImportance, theme.SizeNameCaptionText, fyne.TextWrapWord
 		show := widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), func() { l.open(r) })
 		show.Importance = widget.LowImportance
-		l.list.Add(container.NewBorder(nil, nil, nil, show, container.New(&tightVBox{}, title, container.NewHBox(state, layout.NewSpacer()))))
+		l.list.Add(container.NewBorder(nil, nil, nil, show, container.New(&tightVBox{}, title, state)))
 	}
 	l.list.Refresh()
 }

@@ -245,11 +245,20 @@ func (p *runPanel) showNote(msg string, imp widget.Importance) {
 }
 
 // runStateLine is "Step 120 of 200 · 850 tokens/s · about 4 min left".
+// lossText is a loss for people: four significant digits, and "below
+// 0.0001" for the vanishing losses a small data set trains down to.
+func lossText(v float64) string {
+	if v >= 0 && v < 1e-4 {
+		return "below 0.0001"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
 func runStateLine(r TrainRun) string {
 	steps := fmt.Sprintf("step %d of %d", r.Step, r.Steps)
 	best := ""
 	if !math.IsNaN(r.BestVal) && r.BestStep > 0 {
-		best = fmt.Sprintf(" · best validation loss %.4g at step %d", r.BestVal, r.BestStep)
+		best = fmt.Sprintf(" · best validation loss %s at step %d", lossText(r.BestVal), r.BestStep)
 	}
 	switch r.State {
 	case RunPreparing:
@@ -266,7 +275,7 @@ func runStateLine(r TrainRun) string {
 	case RunPaused:
 		return "Paused at " + steps
 	case RunDone:
-		return fmt.Sprintf("Done · %d steps%s · finished %s", r.Steps, best, r.Started.Format("2 Jan 15:04"))
+		return fmt.Sprintf("Done · %d steps%s", r.Steps, best)
 	case RunStopped:
 		return "Stopped at " + steps + best
 	case RunInterrupted:
