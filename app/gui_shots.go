@@ -20,10 +20,14 @@ import (
 func (g *gui) moreShots(s scriptSteps) bool {
 	mw := g.ui.Main
 	// A long chat: short questions until the newest answer's model no
-	// longer sees the first ones (run with a small -context).
-	fyne.DoAndWait(func() { mw.ShowConversation("") })
-	marker := ""
-	for turn := 1; turn <= 6 && marker == ""; turn++ {
+	// longer sees the first ones (run with a small -context). The base
+	// model answers: an adapter the Teach story switched on for new chats
+	// may answer in a word, and the chat would take many more turns.
+	fyne.DoAndWait(func() { mw.ShowConversation(""); mw.UseAdapter("") })
+	const maxTurns = 10
+	marker, turns := "", 0
+	for turn := 1; turn <= maxTurns && marker == ""; turn++ {
+		turns = turn
 		var busy bool
 		fyne.DoAndWait(func() {
 			mw.SetDraft(fmt.Sprintf("Tell me more, part %d.", turn))
@@ -37,10 +41,10 @@ func (g *gui) moreShots(s scriptSteps) bool {
 		fyne.DoAndWait(func() { marker = mw.ContextMarker() })
 	}
 	if marker == "" {
-		s.fail("six turns in a small context showed no context marker")
+		s.fail("%d turns in a small context showed no context marker", maxTurns)
 		return false
 	}
-	fmt.Printf("perch: context marker: %q\n", marker)
+	fmt.Printf("perch: context marker after %d turns: %q\n", turns, marker)
 	s.shoot(mw.Window, "context-marker.png")
 
 	// A download with no network (the run's HF_ENDPOINT answers nothing).
