@@ -12,9 +12,13 @@ import (
 // and a short one is never cut.
 type titleRow struct{ title *widget.Label }
 
+// natural is the width the title needs uncut: the text's width, its
+// padding, and a little slack: the label's cutting measures the text rune
+// by rune, which comes out a hair wider than the whole string, so a title
+// given exactly its measured width was cut (every name read "Gemma-4 E…").
 func (r titleRow) natural() float32 {
 	t := r.title
-	return fyne.MeasureText(t.Text, theme.TextSize(), t.TextStyle).Width + 2*theme.InnerPadding()
+	return fyne.MeasureText(t.Text, theme.TextSize(), t.TextStyle).Width + 2*theme.InnerPadding() + theme.Padding()
 }
 
 func (r titleRow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
