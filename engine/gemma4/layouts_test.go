@@ -110,9 +110,9 @@ func publishedLayouts(t *testing.T, b tensor.Backend) {
 	}
 }
 
-// generate decodes 6 tokens greedily after a 9-token prompt and checks the
-// last step against a fresh prefill of the whole sequence; it returns the
-// logits of every step.
+// generate decodes 6 tokens greedily after a 9-token prompt, checks the
+// last step against a fresh prefill of the whole sequence and logs the
+// tokens; it returns the logits of every step.
 func generate(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
 	t.Helper()
 	seq := []int32{2, 105, 17, 44, 301, 9, 77, 106, 3}
@@ -128,6 +128,7 @@ func generate(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
 	}
 	fresh := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: ids(b, seq), LastOnly: true}, []kvcache.Cache(m.Text.NewCaches()))))
 	checkClose(t, "decode vs prefill", logits, fresh, 1e-3)
+	t.Logf("%d layers, vocabulary %d: generated %v after the 9-token prompt", m.Cfg.Text.NumHiddenLayers, len(logits), seq[9:])
 	return all
 }
 
