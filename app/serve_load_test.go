@@ -178,10 +178,15 @@ func summary(codes []int, took []time.Duration) string {
 //     headers add up past the request's pixel budget), under 200 MB;
 //   - 16 concurrent requests of one bomb each are served or refused under
 //     400 MB (two requests prepare at once; a gray bomb decodes to 64 MB);
-//   - then an ordinary request is answered.
+//   - after each load the same server answers an ordinary request.
 //
-// Refusals take well under a second (logged); the test fails past 3 s.
+// On a quiet machine every refusal comes within a second (times logged:
+// the slowest, a 31 MB body read and found too long, about half a second);
+// the test fails past refuseWithin, which leaves room for a loaded 2-core
+// CI machine (up to 2 s seen at load 5) and still catches refusals that
+// wait for the work (38 s before the limits moved ahead of it).
 func TestServeUnderLoad(t *testing.T) {
+	const refuseWithin = 5 * time.Second
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the server's peak memory from /proc (Linux)")
 	}
@@ -207,13 +212,14 @@ func TestServeUnderLoad(t *testing.T) {
 		if c != 400 && c != 429 {
 			t.Errorf("31 MB prompt %d: status %d, want a refusal (400 too long, or 429 busy)", i, c)
 		}
-		if took[i] > 3*time.Second {
-			t.Errorf("31 MB prompt %d took %v to be refused", i, took[i])
+		if took[i] > refuseWithin {
+			t.Errorf("31 MB prompt %d took %v to be refused, want under %v", i, took[i], refuseWithin)
 		}
 	}
 	if peak > 300*mb {
 		t.Errorf("server peak RSS %d MB with 8 × 31 MB prompts, want under 300 MB", peak/mb)
 	}
+	answersNormally(t, s, "8 × 31 MB prompts")
 
 	// Pixel bombs: an 8192×8192 gray PNG compresses to ~64 KB.
 	var bomb bytes.Buffer
@@ -248,17 +254,25 @@ func TestServeUnderLoad(t *testing.T) {
 			if (c.all && code != 400 && code != 429) || (!c.all && code != 200 && code != 400 && code != 429) {
 				t.Errorf("%d bombs, request %d: status %d", c.per, i, code)
 			}
+			if code != 200 && took[i] > refuseWithin {
+				t.Errorf("%d bombs, request %d took %v to be refused, want under %v", c.per, i, took[i], refuseWithin)
+			}
 		}
 		if peak > c.bound {
 			t.Errorf("server peak RSS %d MB with 16 × %d bombs, want under %d MB", peak/mb, c.per, c.bound/mb)
 		}
+		answersNormally(t, s, fmt.Sprintf("16 × %d pixel bombs", c.per))
 	}
+}
 
-	// And then an ordinary question is answered.
+// answersNormally: right after a load, the server answers an ordinary question.
+func answersNormally(t *testing.T, s *served, load string) {
+	t.Helper()
 	ok := `{"max_tokens":3,"temperature":0,"messages":[{"role":"user","content":"hello"}]}`
-	codes, _ = burst(t, s.url, 1, func() (io.Reader, int64) { return strings.NewReader(ok), int64(len(ok)) })
+	codes, took := burst(t, s.url, 1, func() (io.Reader, int64) { return strings.NewReader(ok), int64(len(ok)) })
+	t.Logf("a normal request after %s: status %d in %v", load, codes[0], took[0].Round(time.Millisecond))
 	if codes[0] != 200 {
-		t.Fatalf("a normal request after the load: status %d", codes[0])
+		t.Errorf("a normal request after %s: status %d", load, codes[0])
 	}
 }
 
