@@ -50,15 +50,16 @@ func ReadDefaults(dir string) (Defaults, error) {
 func samplingDefaults(g *GenerationConfig) sample.Params {
 	p := sample.Params{RepetitionContext: 20}
 	if g.DoSample == nil || *g.DoSample {
-		if g.Temperature != nil {
-			p.Temperature = *g.Temperature
-		}
-		if g.TopP != nil {
-			p.TopP = *g.TopP
-		}
-		if g.TopK != nil {
-			p.TopK = *g.TopK
-		}
+		override(&p.Temperature, g.Temperature)
+		override(&p.TopP, g.TopP)
+		override(&p.TopK, g.TopK)
 	}
 	return p
+}
+
+// override sets *dst to *v when v is set.
+func override[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"path/filepath"
 	"testing"
+
+	"perch/engine/sample"
 )
 
 func TestReadDefaultsIsWhatAnUnsetRequestGets(t *testing.T) {
@@ -24,6 +26,12 @@ func TestReadDefaultsIsWhatAnUnsetRequestGets(t *testing.T) {
 	p, err := e.samplingParams(Sampling{})
 	if err != nil || float64(p.Temperature) != d.Temperature || p.TopK != d.TopK {
 		t.Fatalf("an unset request samples with %+v, %v", p, err)
+	}
+	temp, topP, topK, minP, rep, seed := float32(0.5), float32(0.8), 7, float32(0.1), float32(1.2), uint64(42)
+	p, err = e.samplingParams(Sampling{Temperature: &temp, TopP: &topP, TopK: &topK, MinP: &minP, RepetitionPenalty: &rep, Seed: &seed})
+	if want := (sample.Params{Temperature: temp, TopP: topP, TopK: topK, MinP: minP, RepetitionPenalty: rep,
+		RepetitionContext: p.RepetitionContext, Seed: seed}); err != nil || p != want {
+		t.Fatalf("a request's settings give %+v, %v; want %+v", p, err, want)
 	}
 	if _, err := ReadDefaults(t.TempDir()); err == nil {
 		t.Fatal("a folder without a model has no defaults")

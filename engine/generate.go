@@ -106,26 +106,13 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 // (Gemma-4 ships 1.0 / 0.95 / 64); without a config, greedy.
 func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
 	p := samplingDefaults(e.gen)
-	if s.Temperature != nil {
-		p.Temperature = *s.Temperature
-	}
-	if s.TopP != nil {
-		p.TopP = *s.TopP
-	}
-	if s.TopK != nil {
-		p.TopK = *s.TopK
-	}
-	if s.MinP != nil {
-		p.MinP = *s.MinP
-	}
-	if s.RepetitionPenalty != nil {
-		p.RepetitionPenalty = *s.RepetitionPenalty
-	}
-	if s.Seed != nil {
-		p.Seed = *s.Seed
-	} else {
-		p.Seed = uint64(time.Now().UnixNano())
-	}
+	p.Seed = uint64(time.Now().UnixNano())
+	override(&p.Temperature, s.Temperature)
+	override(&p.TopP, s.TopP)
+	override(&p.TopK, s.TopK)
+	override(&p.MinP, s.MinP)
+	override(&p.RepetitionPenalty, s.RepetitionPenalty)
+	override(&p.Seed, s.Seed)
 	return p, p.Validate(e.cfg.Text.VocabSize)
 }
 
