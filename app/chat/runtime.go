@@ -44,6 +44,14 @@ type Runtime struct {
 	active   int // generations holding the engine
 	idle     *time.Timer
 	watchers []func(ui.ModelState)
+	changes  []change // told to the watchers in order, by one goroutine
+	telling  bool     // that goroutine runs
+}
+
+// change is a state and the watchers it is for.
+type change struct {
+	s  ui.ModelState
+	ws []func(ui.ModelState)
 }
 
 // NewRuntime returns a runtime with no model chosen. locate finds a model's
@@ -69,15 +77,34 @@ func (r *Runtime) Watch(fn func(ui.ModelState)) {
 	r.watchers = append(r.watchers, fn)
 }
 
-// setLocked updates the state and tells the watchers (r.mu held).
+// setLocked updates the state and tells the watchers (r.mu held), off the
+// caller's goroutine and in order: a watcher never sees "loading" after the
+// "loaded" that followed it (a goroutine per change could tell them out of order).
 func (r *Runtime) setLocked(s ui.ModelState) {
 	r.state = s
-	ws := append([]func(ui.ModelState){}, r.watchers...)
-	go func() {
-		for _, w := range ws {
-			w(s)
+	r.changes = append(r.changes, change{s, append([]func(ui.ModelState){}, r.watchers...)})
+	if !r.telling {
+		r.telling = true
+		go r.tell()
+	}
+}
+
+// tell tells the watchers each queued change, oldest first, until none is left.
+func (r *Runtime) tell() {
+	for {
+		r.mu.Lock()
+		if len(r.changes) == 0 {
+			r.telling = false
+			r.mu.Unlock()
+			return
 		}
-	}()
+		c := r.changes[0]
+		r.changes = r.changes[1:]
+		r.mu.Unlock()
+		for _, w := range c.ws {
+			w(c.s)
+		}
+	}
 }
 
 // Select chooses a model without loading it (at startup, so the app opens
