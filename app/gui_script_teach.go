@@ -129,10 +129,16 @@ func (g *gui) teachDemo(s scriptSteps) bool {
 	if !ask("Write a greeting for my team.") {
 		return false
 	}
+	// The header learns that the adapter is loaded from the model's state
+	// (a watcher, then a UI refresh): it may still say "loading…" as the
+	// answer ends, so wait for it to name the model that answered.
 	var m ui.Message
 	var label string
-	do(func() { m, _ = mw.LastAnswer(); label = mw.AdapterLabel() })
-	if m.State != ui.Done || m.Text == "" || label != m.Model {
+	if !s.wait("the header to name the model that answered", func() bool {
+		m, _ = mw.LastAnswer()
+		label = mw.AdapterLabel()
+		return m.Model != "" && label == m.Model
+	}) || m.State != ui.Done || m.Text == "" {
 		s.fail("teach demo: the answer with the adapter (state %q, by %q, header %q): %s", m.State, m.Model, label, m.Err)
 		return false
 	}
