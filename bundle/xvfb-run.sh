@@ -21,8 +21,9 @@ until DISPLAY=":$d" xwininfo -root >/dev/null 2>&1; do
   sleep 0.1
 done
 out=$(mktemp)
+# The command's output is shown on exit, also when a timeout ends the run (a run
+# that hangs then says how far it got).
+trap 'kill $xpid 2>/dev/null; wait $xpid 2>/dev/null; grep -v -e "dbus-daemon\[" -e XDG_RUNTIME_DIR "$out"; rm -f "$log" "$out"' EXIT
 DISPLAY=":$d" dbus-run-session -- "$@" >"$out" 2>&1
 rc=$?
-grep -v -e 'dbus-daemon\[' -e 'XDG_RUNTIME_DIR' "$out"
-rm -f "$out"
 exit $rc
