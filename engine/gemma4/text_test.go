@@ -55,6 +55,9 @@ func TestMain(m *testing.M) {
 	if err := mlx.Available(); err != nil {
 		fmt.Println("gemma4: libmlxc not found, model tests run on the Go backend only:", err)
 	}
+	fast := gocpu.New(gocpu.Options{})
+	fmt.Printf("gemma4: Go backend paths checked: plain, and fast with the %s kernels\n", fast.Kernels())
+	fast.Close()
 	os.Exit(m.Run())
 }
 

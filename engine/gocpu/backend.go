@@ -52,6 +52,16 @@ func (b *Backend) Name() string {
 	return "go"
 }
 
+// Kernels names the inner loops b runs: "plain" (the reference kernels) or
+// the fast path's set for this CPU ("avx512", "avx2", or "go" without
+// assembly), so that tests can say which path they checked.
+func (b *Backend) Kernels() string {
+	if b.opt.Plain {
+		return "plain"
+	}
+	return kern.name
+}
+
 func (b *Backend) Err() error { return b.err }
 func (b *Backend) ClearErr()  { b.err = nil }
 

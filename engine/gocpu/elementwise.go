@@ -146,8 +146,11 @@ func (b *Backend) arithOp(op string, code byte, x, y tensor.Tensor, ff floatFn, 
 }
 
 // fastArith handles dst = x op y when y repeats along the leading axes of x
-// (same shape, a scalar, or a suffix such as a [D] weight over [L, D]), or x
-// is a scalar; it reports false for other layouts.
+// (same shape, a scalar, or a suffix such as a [D] weight over [L, D]), x
+// is a scalar, or y matches x's last axis and broadcasts over some other
+// (RoPE tables [1, N, 1, c] over [1, N, heads, c]); it reports false for
+// other layouts. Every layout runs the same float32 operation per element
+// as the general path: the bits are the same.
 func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []float32) bool {
 	n := len(dst)
 	switch {
@@ -158,6 +161,9 @@ func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []
 			return false
 		}
 		x, y = y, x
+	case len(x) == n && len(ys) > 0 && len(out) > 1 && ys[len(ys)-1] == out[len(out)-1] && out[len(out)-1] >= 8:
+		b.rowArith(code, x, y, ys, out, dst)
+		return true
 	default:
 		return false
 	}
@@ -165,38 +171,97 @@ func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []
 	if ny == 0 {
 		return true
 	}
+	if ny == 1 { // a scalar: tight loops over contiguous ranges
+		v := y[0]
+		b.pool.run(n, 1<<15, func(lo, hi int) { arithScalar(code, x[lo:hi], v, dst[lo:hi]) })
+		return true
+	}
 	b.pool.run(n/ny, max(1, 1<<15/ny), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			xr, dr := x[r*ny:(r+1)*ny], dst[r*ny:(r+1)*ny]
-			switch code {
-			case '+':
-				for k, v := range y {
-					dr[k] = xr[k] + v
-				}
-			case '-':
-				for k, v := range y {
-					dr[k] = xr[k] - v
-				}
-			case '*':
-				for k, v := range y {
-					dr[k] = xr[k] * v
-				}
-			case '/':
-				for k, v := range y {
-					dr[k] = xr[k] / v
-				}
-			case 'M':
-				for k, v := range y {
-					dr[k] = fmax(xr[k], v)
-				}
-			case 'm':
-				for k, v := range y {
-					dr[k] = fmin(xr[k], v)
-				}
-			}
+			arithVec(code, x[r*ny:(r+1)*ny], y, dst[r*ny:(r+1)*ny])
 		}
 	})
 	return true
+}
+
+// rowArith is fastArith for y sharing out's last axis and broadcasting
+// over others: one offset into y per output row of that axis.
+func (b *Backend) rowArith(code byte, x, y []float32, ys, out []int, dst []float32) {
+	inner := out[len(out)-1]
+	lead := out[:len(out)-1]
+	sy := bstrides(ys, out)[:len(lead)]
+	b.pool.run(len(dst)/inner, max(1, 1<<15/inner), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			off, rem := 0, r
+			for d := len(lead) - 1; d >= 0; d-- {
+				off += rem % lead[d] * sy[d]
+				rem /= lead[d]
+			}
+			arithVec(code, x[r*inner:(r+1)*inner], y[off:off+inner], dst[r*inner:(r+1)*inner])
+		}
+	})
+}
+
+// arithVec sets d[k] = x[k] op y[k] (len(d) == len(x) == len(y)).
+func arithVec(code byte, x, y, d []float32) {
+	x, d = x[:len(y)], d[:len(y)]
+	switch code {
+	case '+':
+		for k, v := range y {
+			d[k] = x[k] + v
+		}
+	case '-':
+		for k, v := range y {
+			d[k] = x[k] - v
+		}
+	case '*':
+		for k, v := range y {
+			d[k] = x[k] * v
+		}
+	case '/':
+		for k, v := range y {
+			d[k] = x[k] / v
+		}
+	case 'M':
+		for k, v := range y {
+			d[k] = fmax(x[k], v)
+		}
+	case 'm':
+		for k, v := range y {
+			d[k] = fmin(x[k], v)
+		}
+	}
+}
+
+// arithScalar sets d[k] = x[k] op v (len(d) == len(x)).
+func arithScalar(code byte, x []float32, v float32, d []float32) {
+	d = d[:len(x)]
+	switch code {
+	case '+':
+		for k, a := range x {
+			d[k] = a + v
+		}
+	case '-':
+		for k, a := range x {
+			d[k] = a - v
+		}
+	case '*':
+		for k, a := range x {
+			d[k] = a * v
+		}
+	case '/':
+		for k, a := range x {
+			d[k] = a / v
+		}
+	case 'M':
+		for k, a := range x {
+			d[k] = fmax(a, v)
+		}
+	case 'm':
+		for k, a := range x {
+			d[k] = fmin(a, v)
+		}
+	}
 }
 
 func (b *Backend) compare(op string, x, y tensor.Tensor, f func(a, b float32) bool) tensor.Tensor {

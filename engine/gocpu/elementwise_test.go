@@ -27,6 +27,7 @@ func TestFastArithMatchesGeneral(t *testing.T) {
 	}
 	layouts := [][2][]int{
 		{{3, 5, 7}, {3, 5, 7}}, {{3, 5, 7}, {}}, {{3, 5, 7}, {7}}, {{3, 5, 7}, {1, 5, 7}}, {{}, {4, 6}}, {{2, 40000}, {40000}},
+		{{3, 70000}, {}}, {{}, {90000}}, {{2, 5, 3, 8}, {2, 5, 1, 8}}, {{1, 40, 12, 32}, {1, 40, 1, 32}}, {{4, 3, 16}, {4, 1, 16}}, {{3, 9, 16}, {3, 1, 1}},
 	}
 	for code, f := range ops {
 		for _, l := range layouts {
@@ -71,5 +72,27 @@ func TestTanhKernels(t *testing.T) {
 			}
 		}
 		t.Logf("%s: worst relative error %.3g", ks.name, worst)
+	}
+}
+
+// TestTransposeExact: gemmLinear's tiled transpose moves every value to
+// its place, for ragged and aligned shapes.
+func TestTransposeExact(t *testing.T) {
+	b := New(Options{Threads: 2})
+	for _, sh := range [][2]int{{1, 1}, {1, 37}, {37, 1}, {33, 65}, {64, 64}, {768, 70}, {70, 300}} {
+		rows, cols := sh[0], sh[1]
+		src := make([]float32, rows*cols)
+		for i := range src {
+			src[i] = float32(i)
+		}
+		dst := make([]float32, rows*cols)
+		b.transpose(src, rows, cols, dst)
+		for r := 0; r < rows; r++ {
+			for c := 0; c < cols; c++ {
+				if dst[c*rows+r] != src[r*cols+c] {
+					t.Fatalf("%dx%d: [%d,%d] = %v, want %v", rows, cols, c, r, dst[c*rows+r], src[r*cols+c])
+				}
+			}
+		}
 	}
 }

@@ -202,17 +202,39 @@ func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
 	}
 }
 
-// softmaxFast is softmaxLine with the exponentials from kern.exp: the
-// same values, sum and NaN rows, faster.
+// softmaxFast is softmaxLine with the exponentials from kern.exp, the max
+// and the scaling four at a time: the same sum and NaN rows.
 func softmaxFast(v []float32) {
-	m := float32(math.Inf(-1))
-	for _, x := range v {
+	if len(v) == 0 {
+		return
+	}
+	inf := float32(math.Inf(-1))
+	m0, m1, m2, m3 := inf, inf, inf, inf
+	i := 0
+	for ; i+4 <= len(v); i += 4 { // NaNs are skipped here; they make the sum NaN
+		if v[i] > m0 {
+			m0 = v[i]
+		}
+		if v[i+1] > m1 {
+			m1 = v[i+1]
+		}
+		if v[i+2] > m2 {
+			m2 = v[i+2]
+		}
+		if v[i+3] > m3 {
+			m3 = v[i+3]
+		}
+	}
+	for ; i < len(v); i++ {
+		if v[i] > m0 {
+			m0 = v[i]
+		}
+	}
+	m := m0
+	for _, x := range [3]float32{m1, m2, m3} {
 		if x > m {
 			m = x
 		}
-	}
-	if len(v) == 0 {
-		return
 	}
 	if math.IsInf(float64(m), 0) { // all masked, or an infinite score
 		for i := range v {
@@ -222,11 +244,19 @@ func softmaxFast(v []float32) {
 	}
 	kern.exp(v, m) // a NaN score makes the sum, and so the row, NaN
 	var s float32
-	for _, e := range v {
+	for _, e := range v { // in order, as softmaxLine
 		s += e
 	}
 	inv := 1 / s
-	for i := range v {
+	i = 0
+	for ; i+4 <= len(v); i += 4 {
+		w := v[i : i+4 : i+4]
+		w[0] *= inv
+		w[1] *= inv
+		w[2] *= inv
+		w[3] *= inv
+	}
+	for ; i < len(v); i++ {
 		v[i] *= inv
 	}
 }

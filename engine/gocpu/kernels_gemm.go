@@ -80,20 +80,28 @@ func addTo(dst, src []float32) {
 }
 
 // transpose writes src [rows, cols] transposed into dst [cols, rows], in
-// 32×32 blocks split across the workers.
+// 32×32 blocks split across the workers. Each block goes through a small
+// tile so that both sides are read and written in runs of 32 values: going
+// straight to dst would write a column of it, 32 values each a whole row
+// apart, and with rows a multiple of 256 (768, 3072: tower widths) those
+// all fall in the same cache set.
 func (b *Backend) transpose(src []float32, rows, cols int, dst []float32) {
 	const blk = 32
 	rb := (rows + blk - 1) / blk
 	b.pool.each(rb, 1, func(_, lo, hi int) {
+		var tile [blk * blk]float32
 		for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
 			r1 := min(r0+blk, rows)
+			n := r1 - r0
 			for c0 := 0; c0 < cols; c0 += blk {
 				c1 := min(c0+blk, cols)
 				for r := r0; r < r1; r++ {
-					row := src[r*cols:]
-					for c := c0; c < c1; c++ {
-						dst[c*rows+r] = row[c]
+					for c, v := range src[r*cols+c0 : r*cols+c1] {
+						tile[c*blk+r-r0] = v
 					}
+				}
+				for c := c0; c < c1; c++ {
+					copy(dst[c*rows+r0:][:n], tile[(c-c0)*blk:][:n])
 				}
 			}
 		}
