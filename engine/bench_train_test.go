@@ -35,6 +35,7 @@ const (
 	benchRank  = 8
 	benchSteps = 3
 	torchPy    = "/usr/bin/python3" // Debian's, where python3-torch installs
+	mlxCPUSkip = "MLX runs on the CPU here, where its 4-bit kernels take minutes per step: the E2B-shaped step runs on MLX only with a GPU"
 )
 
 func BenchmarkTrainVsTorch(b *testing.B) {
@@ -54,6 +55,9 @@ func BenchmarkTrainVsTorch(b *testing.B) {
 		backends := []string{BackendGo}
 		if mlx.Available() == nil {
 			backends = append(backends, BackendMLX)
+			if model != "text-tiny" && !mlx.HasGPU() { // said here too: a skipped benchmark prints nothing without -v
+				logf("%s/%s: skipped, %s", model, BackendMLX, mlxCPUSkip)
+			}
 		}
 		for _, backend := range backends {
 			b.Run(model+"/"+backend, func(b *testing.B) {
@@ -62,7 +66,7 @@ func BenchmarkTrainVsTorch(b *testing.B) {
 				}
 				notes = nil
 				if backend == BackendMLX && model != "text-tiny" && !mlx.HasGPU() {
-					b.Skip("MLX runs on the CPU here, where its 4-bit kernels take minutes per step: the E2B-shaped step runs on MLX only with a GPU")
+					b.Skip(mlxCPUSkip)
 				}
 				var tokS float64
 				var rss int64
@@ -166,12 +170,14 @@ func torchStep(logf func(string, ...any), dir string, recompute bool) *torchResu
 	}
 	res := &torchResult{}
 	var rates []float64
-	for _, s := range r.Steps {
+	var line string // one line per run: a benchmark's log shows only its first 10 lines
+	for i, s := range r.Steps {
 		rates = append(rates, benchSeq/s.Seconds)
 		res.rss = max(res.rss, s.RSS)
-		logf("torch %s (recompute %v): step %.1f s (%.1f tok/s), loss %.4f, peak RSS %d MiB", r.Torch, recompute, s.Seconds, benchSeq/s.Seconds, s.Loss, s.RSS>>20)
+		line += fmt.Sprintf("; step %d %.1f s (%.1f tok/s) loss %.4f", i+1, s.Seconds, benchSeq/s.Seconds, s.Loss)
 	}
 	res.tokS = median(rates)
+	logf("torch %s (recompute %v): peak RSS %d MiB%s", r.Torch, recompute, res.rss>>20, line)
 	return res
 }
 
