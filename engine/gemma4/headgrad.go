@@ -44,18 +44,13 @@ func (m *Text) TargetLogProbs(hn, targets tensor.Tensor, grad bool, blockBytes i
 	var lse, acc tensor.Tensor // [n, 1]; [n, H]
 	for v0 := 0; v0 < V; v0 += blk {
 		v1 := min(V, v0+blk)
-		lg, d := softcap(b.Linear(hn, sliceRows(b, E, v0, v1))) // [n, blk]
-		bl := b.LogSumExp(lg, -1, true)
+		bl, p := m.headBlock(b.Linear(hn, sliceRows(b, E, v0, v1)), softcap, grad) // [n, 1], [n, blk]
 		nl := bl
 		if lse != nil {
 			hi := b.Maximum(lse, bl) // log(e^lse + e^bl) = hi + log(1 + e^(lo − hi))
 			nl = b.Add(hi, b.Softplus(b.Sub(b.Minimum(lse, bl), hi)))
 		}
 		if grad {
-			p := b.Softmax(lg, -1)
-			if d != nil {
-				p = b.Mul(p, d)
-			}
 			part := b.Mul(b.AsType(b.LinearT(b.AsType(p, dt), sliceRows(b, E, v0, v1)), f32), b.Exp(b.Sub(bl, nl)))
 			if acc == nil {
 				acc = part
@@ -81,6 +76,33 @@ func (m *Text) TargetLogProbs(hn, targets tensor.Tensor, grad bool, blockBytes i
 	}
 	dhn = b.AsType(b.Sub(g, acc), dt)
 	return logp, dhn
+}
+
+// softcapLogSoftmax is what a backend may implement to fuse headBlock
+// (the Go backend's fast path does; ok false declines).
+type softcapLogSoftmax interface {
+	SoftcapLogSoftmax(z tensor.Tensor, c float32, grad bool) (lse, pd tensor.Tensor, ok bool)
+}
+
+// headBlock returns, for one block of raw logits z [n, blk], the block's
+// log-sum-exp of the capped logits [n, 1] and, with grad, their softmax
+// times the cap's derivative [n, blk].
+func (m *Text) headBlock(z tensor.Tensor, softcap func(tensor.Tensor) (tensor.Tensor, tensor.Tensor), grad bool) (lse, pd tensor.Tensor) {
+	b := m.b
+	if f, ok := b.(softcapLogSoftmax); ok {
+		if lse, pd, ok := f.SoftcapLogSoftmax(z, float32(m.Cfg.FinalLogitSoftcapping), grad); ok {
+			return lse, pd
+		}
+	}
+	lg, d := softcap(z)
+	lse = b.LogSumExp(lg, -1, true)
+	if grad {
+		pd = b.Softmax(lg, -1)
+		if d != nil {
+			pd = b.Mul(pd, d)
+		}
+	}
+	return lse, pd
 }
 
 // sliceRows is rows [v0, v1) of a [Out, In] Linear (a view where the

@@ -3,6 +3,7 @@ package gemma4_test
 import (
 	"testing"
 
+	"perch/engine/gocpu"
 	"perch/engine/golden"
 	"perch/engine/tensor"
 )
@@ -30,6 +31,37 @@ func TestTargetLogProbs(t *testing.T) {
 				if err != nil || d.Max > 2e-5 {
 					t.Fatalf("%s %s %s: %v %v", name, model, what, d, err)
 				}
+			}
+		}
+	}
+}
+
+// composedOnly hides a backend's fused ops: only tensor.Backend's methods.
+type composedOnly struct{ tensor.Backend }
+
+// TestHeadBlockFusedMatchesComposed: the Go backend's fused head block
+// (SoftcapLogSoftmax) gives the log-probabilities and gradient that the
+// same backend's single ops give, dense and 4-bit, in one block and in
+// ragged blocks.
+func TestHeadBlockFusedMatchesComposed(t *testing.T) {
+	for _, model := range []string{"text-tiny", "text-tiny-q4"} {
+		b := gocpu.New(gocpu.Options{})
+		m := load(t, b, model)
+		n, H := 5, m.Text.Cfg.HiddenSize
+		hid := b.Reshape(m.Text.Embed(b.FromInt32([]int32{2, 485, 494, 539, 301}, []int{1, n})), n, H)
+		hn := m.Text.HeadNorm(hid)
+		tgt := b.FromInt32([]int32{7, 1000, 3, 500, 1023}, []int{n})
+		composed := m.Text.WithBackend(composedOnly{b}, m.Text.Adapter)
+		for _, block := range []int{1 << 30, 4 * n * 100} {
+			lpF, dF := m.Text.TargetLogProbs(hn, tgt, true, block)
+			lpC, dC := composed.TargetLogProbs(hn, tgt, true, block)
+			lpN, _ := m.Text.TargetLogProbs(hn, tgt, false, block)
+			for what, pair := range map[string][2]tensor.Tensor{"logp": {lpF, lpC}, "logp without grad": {lpN, lpC}, "grad": {dF, dC}} {
+				d, err := golden.Compare(must(b.Float32s(pair[0])), must(b.Float32s(pair[1])))
+				if err != nil || d.Max > 2e-6 {
+					t.Fatalf("%s block %d %s: fused vs composed %v %v", model, block, what, d, err)
+				}
+				t.Logf("%s block %d %s: fused vs composed %v", model, block, what, d)
 			}
 		}
 	}

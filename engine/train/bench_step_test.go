@@ -10,6 +10,7 @@ import (
 
 	"perch/engine/gemma4"
 	"perch/engine/gemma4/synth"
+	"perch/engine/gocpu"
 	"perch/engine/lora"
 	"perch/engine/tensor"
 )
@@ -115,3 +116,39 @@ func e2bShapedDir(b *testing.B) string {
 	}
 	return dir
 }
+
+// BenchmarkHead: the training head (TargetLogProbs with its gradient) over
+// 256 positions of the E2B-shaped checkpoint's 262144-word tied head on the
+// Go backend, with its fused block op and with the same backend's single
+// ops (run with -count to interleave them).
+func BenchmarkHead(b *testing.B) {
+	be := gocpu.New(gocpu.Options{})
+	m, err := gemma4.Load(be, e2bShapedDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	const n = 256
+	H := m.Text.Cfg.HiddenSize
+	ids, tg := make([]int32, n), make([]int32, n)
+	for i := range ids {
+		ids[i], tg[i] = int32(2+(i*7919)%1000), int32(3+(i*104729)%262000)
+	}
+	hn := m.Text.HeadNorm(be.Reshape(m.Text.Embed(be.FromInt32(ids, []int{1, n})), n, H))
+	tgt := be.FromInt32(tg, []int{n})
+	for _, c := range []struct {
+		name string
+		text *gemma4.Text
+	}{{"fused", m.Text}, {"composed", m.Text.WithBackend(singleOps{be}, m.Text.Adapter)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_, d := c.text.TargetLogProbs(hn, tgt, true, headBytes)
+				be.Eval(d)
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// singleOps hides a backend's fused ops.
+type singleOps struct{ tensor.Backend }
