@@ -48,7 +48,7 @@ func runGUI(args []string) int {
 	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "with -screenshots: give up (exit 1) after this long")
 	fs.BoolVar(&f.teachDemo, "teach-demo", false, "with -screenshots: also give feedback on answers, train an adapter on the Teach page and chat with it")
 	fs.BoolVar(&f.readyProbe, "ready-probe", false, "print a line once the window is interactive (for benchmarks)")
-	seed := fs.Uint64("seed", 0, "sample every answer with this seed, so a scripted run is reproducible")
+	seed := fs.Uint64("seed", 0, "sample every answer and seed every Teach run with this seed, so a scripted run is reproducible")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -55,9 +55,9 @@ func (c adapterChoice) lookup(id string) history.Adapter {
 }
 
 // newTeacher builds the teach service over the history in dataDir.
-func (g *gui) newTeacher(dataDir string, trainer teach.Trainer) (*teach.Service, error) {
+func (g *gui) newTeacher(dataDir string, trainer teach.Trainer, seed *uint64) (*teach.Service, error) {
 	svc, interrupted, err := teach.New(teach.Options{
-		Store: g.store, Dir: dataDir, Trainer: trainer,
+		Store: g.store, Dir: dataDir, Trainer: trainer, Seed: seed,
 		Bases: g.trainableModels,
 		Locate: func(id string) (string, string, error) {
 			loc, err := g.catalog.locate(id)
@@ -118,7 +118,7 @@ func (g *gui) wireTeaching(dataDir string, svc *chat.Service, trainer teach.Trai
 	if g.api != nil {
 		g.api.adapters = g.apiAdapters
 	}
-	t, err := g.newTeacher(dataDir, trainer)
+	t, err := g.newTeacher(dataDir, trainer, svc.Seed)
 	if err != nil {
 		fyne.LogError("the Teach page is off", err)
 		return nil, nil

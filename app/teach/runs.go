@@ -113,15 +113,19 @@ func (s *Service) writeData(runID string, plan ui.TrainPlan) (string, error) {
 }
 
 // job is plan as one segment of training.
-func job(plan ui.TrainPlan, runID, data, dir, resume string, iters, saveEvery int) Job {
+func job(plan ui.TrainPlan, runID, data, dir, resume string, iters, saveEvery int, seed *uint64) Job {
 	h := fnv.New64a()
 	h.Write([]byte(runID))
+	sum := h.Sum64()
+	if seed != nil {
+		sum = *seed
+	}
 	if saveEvery <= 0 {
 		saveEvery = min(max(iters/10, 5), 50) // a kill loses at most 50 steps
 	}
 	return Job{Data: data, Method: string(plan.Method), Iters: iters, BatchSize: plan.BatchSize, MaxLen: plan.MaxSeqLen,
 		Rank: plan.Rank, LR: plan.LearningRate, LoRAPlus: plan.LoRAPlusRatio, Beta: plan.Beta, Lambda: plan.Lambda,
-		ValEvery: saveEvery, SaveEvery: saveEvery, AdapterDir: dir, Resume: resume, Seed: h.Sum64()}
+		ValEvery: saveEvery, SaveEvery: saveEvery, AdapterDir: dir, Resume: resume, Seed: sum}
 }
 
 // execute runs one segment of a: prepare gives the dataset folder; resume
@@ -147,7 +151,7 @@ func (s *Service) execute(a *active, prepare func() (string, error), resume stri
 		s.finish(a, history.RunStopped, "", nil)
 		return
 	}
-	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset, s.o.SaveEvery))
+	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset, s.o.SaveEvery, s.o.Seed))
 	if err != nil {
 		fail(err)
 		return

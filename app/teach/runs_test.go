@@ -246,3 +246,26 @@ func TestLibraryImportExportRenameDelete(t *testing.T) {
 		t.Fatal("a broken adapter imported")
 	}
 }
+
+// TestRunSeed: a run's seed comes from its ID (two runs differ) unless the
+// service is given one (perch gui -seed), which every run then uses.
+func TestRunSeed(t *testing.T) {
+	plan := defaultPlan()
+	a, b := job(plan, "run-a", "", "", "", 10, 0, nil), job(plan, "run-b", "", "", "", 10, 0, nil)
+	if a.Seed == b.Seed {
+		t.Fatalf("two runs share seed %d", a.Seed)
+	}
+	f := newFixture(t, "")
+	f.pairs(5)
+	seed := uint64(7)
+	f.svc.o.Seed = &seed
+	if _, err := f.svc.Start(defaultPlan()); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.until("the run to finish", func(r ui.TrainRun) bool { return !r.State.Active() }); r.State != ui.RunDone {
+		t.Fatalf("finished %+v", r)
+	}
+	if got := f.trainer.job(0).Seed; got != seed {
+		t.Fatalf("the run trained with seed %d, not the service's %d", got, seed)
+	}
+}

@@ -33,6 +33,9 @@ type Options struct {
 	// SaveEvery is the checkpoint (and validation) cadence in steps; 0: a
 	// tenth of the run, between 5 and 50.
 	SaveEvery int
+	// Seed, when set, seeds every run (perch gui -seed: scripted runs train
+	// the same adapter each time); unset, a run's seed comes from its ID.
+	Seed *uint64
 }
 
 // Service implements ui.Teacher and ui.Adapters.
