@@ -27,7 +27,8 @@ type fakeEngine struct {
 	every    time.Duration
 	forever  bool // keep sending "x " until cancelled
 	err      error
-	midErr   error // sent as an Error event after the tokens
+	midErr   error         // sent as an Error event after the tokens
+	gate     chan struct{} // non-nil: the first token waits until it is closed
 	requests []engine.Request
 	closed   bool
 }
@@ -60,6 +61,13 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan e
 		}
 		n := 0
 		ok := send(engine.Event{Kind: engine.EventQueued, Position: 0})
+		if f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				ok = false
+			}
+		}
 		for i := 0; ok && (i < len(f.tokens) || f.forever); i++ {
 			tok := engine.Token{Text: "x "}
 			if i < len(f.tokens) {

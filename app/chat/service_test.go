@@ -14,14 +14,17 @@ import (
 )
 
 func TestSendSavesUserTurnThenStreamsAndSavesAnswer(t *testing.T) {
-	eng := &fakeEngine{tokens: append([]engine.Token{{Text: "hmm", Thinking: true}}, toks("Hello", ", ", "world.")...)}
+	eng := &fakeEngine{tokens: append([]engine.Token{{Text: "hmm", Thinking: true}}, toks("Hello", ", ", "world.")...),
+		gate: make(chan struct{})}
 	f := newFixture(t, eng, e2b)
 	r, err := f.svc.Send(context.Background(), "", "  Say hello\nplease ", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The user turn is on disk before any token arrives.
+	// The user turn is on disk before any token arrives (the engine holds
+	// its first token until the test has looked).
 	ms, _ := f.store.Messages(r.ConversationID)
+	close(eng.gate)
 	if len(ms) != 2 || ms[0].Text != "Say hello\nplease" || ms[1].State != history.Streaming {
 		t.Fatalf("stored before streaming: %+v", ms)
 	}
