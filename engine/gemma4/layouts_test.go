@@ -82,26 +82,9 @@ func publishedLayouts(t *testing.T, b tensor.Backend) {
 				if d, ok := b.(interface{ Device() string }); ok && d.Device() == "cpu" && f.family == "26B-A4B" && lc.opt.Bits == 0 {
 					t.Skip("MLX's CPU GatherMM takes float32 only: bf16 experts run on the Metal GPU or the Go backend")
 				}
-				dir := t.TempDir()
 				opt := lc.opt
 				opt.Seed, opt.Scale = 11, 0.2
-				if err := synth.Write(dir, shrunkConfig(t, repo, f.layers), opt); err != nil {
-					t.Fatal(err)
-				}
-				m, err := gemma4.Load(b, dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				if len(m.Unknown) != 0 {
-					t.Fatalf("tensors the model did not use: %v", m.Unknown)
-				}
-				if m.Vision == nil || (m.Cfg.Audio != nil) != (m.Audio != nil) {
-					t.Fatalf("towers: vision %v, audio %v", m.Vision != nil, m.Audio != nil)
-				}
-				out := generate(t, b, m)
-				out = append(out, towerOutputs(t, b, m)...)
-				outputs[lc.name] = out
+				outputs[lc.name] = layoutRun(t, b, t.TempDir(), shrunkConfig(t, repo, f.layers), opt)
 			})
 		}
 		if hf, mlx := outputs["google-bf16"], outputs["mlx-bf16"]; hf != nil && mlx != nil {
@@ -110,10 +93,33 @@ func publishedLayouts(t *testing.T, b tensor.Backend) {
 	}
 }
 
+// layoutRun writes a synthetic checkpoint of config into dir, loads it
+// with every tensor used and both towers, generates and runs the towers;
+// it returns every output.
+func layoutRun(t testing.TB, b tensor.Backend, dir string, config []byte, opt synth.Options) []float32 {
+	t.Helper()
+	if err := synth.Write(dir, config, opt); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gemma4.Load(b, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(m.Unknown) != 0 {
+		t.Fatalf("tensors the model did not use: %v", m.Unknown)
+	}
+	if m.Vision == nil || (m.Cfg.Audio != nil) != (m.Audio != nil) {
+		t.Fatalf("towers: vision %v, audio %v", m.Vision != nil, m.Audio != nil)
+	}
+	out := generate(t, b, m)
+	return append(out, towerOutputs(t, b, m)...)
+}
+
 // generate decodes 6 tokens greedily after a 9-token prompt, checks the
 // last step against a fresh prefill of the whole sequence and logs the
 // tokens; it returns the logits of every step.
-func generate(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
+func generate(t testing.TB, b tensor.Backend, m *gemma4.Model) []float32 {
 	t.Helper()
 	seq := []int32{2, 105, 17, 44, 301, 9, 77, 106, 3}
 	caches := m.Text.NewCaches()
@@ -134,7 +140,7 @@ func generate(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
 
 // towerOutputs encodes a small random image (and audio clip, where the
 // model has audio) through the towers.
-func towerOutputs(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
+func towerOutputs(t testing.TB, b tensor.Backend, m *gemma4.Model) []float32 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 5))
 	vc := m.Cfg.Vision
@@ -187,7 +193,7 @@ func towerOutputs(t *testing.T, b tensor.Backend, m *gemma4.Model) []float32 {
 	return append(out, a...)
 }
 
-func finite(t *testing.T, what string, v []float32) {
+func finite(t testing.TB, what string, v []float32) {
 	t.Helper()
 	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {

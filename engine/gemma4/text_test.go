@@ -100,7 +100,7 @@ func argmax(v []float32) int32 {
 	return int32(best)
 }
 
-func checkClose(t *testing.T, what string, got, want []float32, atol float64) {
+func checkClose(t testing.TB, what string, got, want []float32, atol float64) {
 	t.Helper()
 	d, err := golden.Compare(got, want)
 	if err != nil {

@@ -49,11 +49,21 @@ func FamilyConfig(base []byte, name string) ([]byte, error) {
 // Shrink turns a published config.json into a small config of the same
 // family, keeping every structural feature (layer pattern, KV sharing,
 // double-wide MLP, per-layer inputs, K-eq-V, MoE, towers) and the key set:
-// the first `layers` entries of the layer pattern (the last one full, KV
-// sharing scaled to the same share of layers) at widths small enough for
-// a unit test, chosen so that 64-wide quantization groups still apply to
-// most linears.
+// the layers Cut keeps at widths small enough for a unit test, chosen so
+// that 64-wide quantization groups still apply to most linears.
 func Shrink(config []byte, layers int) ([]byte, error) {
+	return edit(config, layers, true)
+}
+
+// Cut is config with only its first `layers` layers (the last one full
+// attention, KV sharing scaled to the same share of layers where each
+// shared layer keeps an earlier donor of its kind) and every width as
+// published: the published tensor shapes at a fraction of the depth.
+func Cut(config []byte, layers int) ([]byte, error) {
+	return edit(config, layers, false)
+}
+
+func edit(config []byte, layers int, small bool) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(config, &doc); err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
@@ -70,6 +80,28 @@ func Shrink(config []byte, layers int) ([]byte, error) {
 	lt := append([]any(nil), types[:layers]...)
 	lt[layers-1] = "full_attention"
 	text["layer_types"], text["num_hidden_layers"] = lt, layers
+	if small {
+		narrow(doc, text, layers)
+	}
+	if shared, _ := text["num_kv_shared_layers"].(float64); shared > 0 {
+		n := max(1, int(float64(layers)*shared/origNL+0.5))
+		for n > 0 && !(hasType(lt[:layers-n], "full_attention") && hasType(lt[:layers-n], "sliding_attention")) {
+			n-- // every shared layer needs an earlier donor of its kind
+		}
+		text["num_kv_shared_layers"] = n
+	}
+	out, err := json.Marshal(doc) // quantization overrides stay: synth.Write applies or drops them
+	if err != nil {
+		return nil, err
+	}
+	if _, err := gemma4.ParseConfig(out); err != nil {
+		return nil, fmt.Errorf("synth: edited config: %w", err)
+	}
+	return out, nil
+}
+
+// narrow sets the small widths of Shrink.
+func narrow(doc, text map[string]any, layers int) {
 	set := func(m map[string]any, kv ...any) {
 		for i := 0; i < len(kv); i += 2 {
 			if _, present := m[kv[i].(string)]; present {
@@ -96,13 +128,6 @@ func Shrink(config []byte, layers int) ([]byte, error) {
 	if moe, _ := text["enable_moe_block"].(bool); moe {
 		text["num_experts"], text["top_k_experts"], text["moe_intermediate_size"] = 4, 2, 64
 	}
-	if shared, _ := text["num_kv_shared_layers"].(float64); shared > 0 {
-		n := max(1, int(float64(layers)*shared/origNL+0.5))
-		for n > 0 && !(hasType(lt[:layers-n], "full_attention") && hasType(lt[:layers-n], "sliding_attention")) {
-			n-- // every shared layer needs an earlier donor of its kind
-		}
-		text["num_kv_shared_layers"] = n
-	}
 	if v, ok := doc["vision_config"].(map[string]any); ok {
 		set(v, "hidden_size", 64, "num_hidden_layers", 2, "num_attention_heads", 4, "num_key_value_heads", 4,
 			"head_dim", 16, "global_head_dim", 16, "intermediate_size", 128, "position_embedding_size", 64,
@@ -112,14 +137,6 @@ func Shrink(config []byte, layers int) ([]byte, error) {
 		set(a, "hidden_size", 32, "num_hidden_layers", 1, "num_attention_heads", 2,
 			"subsampling_conv_channels", []int{4, 8}, "conv_kernel_size", 3, "output_proj_dims", 64)
 	}
-	out, err := json.Marshal(doc) // quantization overrides stay: synth.Write applies or drops them
-	if err != nil {
-		return nil, err
-	}
-	if _, err := gemma4.ParseConfig(out); err != nil {
-		return nil, fmt.Errorf("synth: shrunk config: %w", err)
-	}
-	return out, nil
 }
 
 func hasType(types []any, kind string) bool {
