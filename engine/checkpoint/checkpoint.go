@@ -138,6 +138,12 @@ func (c *Checkpoint) Tensor(b tensor.Backend, name string, want ...int) (tensor.
 		return nil, fmt.Errorf("%s: tensor %q: %w", filepath.Base(e.file.Path), name, err)
 	}
 	b.Pin(t)
+	if tensor.CopiesBytes(b) {
+		// The backend holds its own copy: without this the file pages the
+		// copy read stay resident too, doubling the weights' memory. A
+		// failure only costs memory, so it does not fail the load.
+		_ = e.file.Release(e.info)
+	}
 	return t, nil
 }
 

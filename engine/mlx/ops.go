@@ -78,6 +78,12 @@ func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Ten
 	return b.fromData("from bytes", unsafe.Pointer(unsafe.SliceData(raw)), len(raw)/size, shape, mdt, mdt)
 }
 
+// FromBytesCopies says FromBytes copies raw (mlx_array_new_data copies
+// before it returns), so a loader may drop raw's pages (tensor.BytesCopier).
+func (b *Backend) FromBytesCopies() bool { return true }
+
+var _ tensor.BytesCopier = (*Backend)(nil)
+
 // Scalar is a 0-d array holding v rounded to dt through float32, the way MLX
 // casts a Python scalar.
 func (b *Backend) Scalar(v float64, dt tensor.DType) tensor.Tensor {

@@ -183,3 +183,28 @@ func TestLoadSafetensors(t *testing.T) {
 		t.Logf("missing file: %v", err)
 	}
 }
+
+// TestFromBytesCopies: the backend says FromBytes copies (so the loader
+// drops the file pages it read), and it does: overwriting raw right after
+// the call, before anything is evaluated, leaves the array as it was.
+func TestFromBytesCopies(t *testing.T) {
+	b := newBackend(t)
+	if !tensor.CopiesBytes(b) {
+		t.Fatal("the MLX backend does not say FromBytes copies")
+	}
+	raw := make([]byte, 16)
+	for i := range 4 {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(i+1)))
+	}
+	x := b.FromBytes(raw, tensor.Float32, []int{4})
+	clear(raw)
+	got, err := b.Float32s(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != float32(i+1) {
+			t.Fatalf("after overwriting raw the array is %v, want [1 2 3 4]", got)
+		}
+	}
+}

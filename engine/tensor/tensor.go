@@ -252,3 +252,17 @@ type Backend interface {
 	// Close frees every tensor; the backend is unusable afterwards.
 	Close() error
 }
+
+// BytesCopier is implemented by a backend whose FromBytes copies raw before
+// it returns and keeps no reference to it (MLX). A loader may then drop
+// raw's pages from memory; a backend that aliases raw (the Go backend's
+// packed and 2-byte weights are the mapped file) does not implement it.
+type BytesCopier interface {
+	FromBytesCopies() bool
+}
+
+// CopiesBytes reports whether b's FromBytes copies (see BytesCopier).
+func CopiesBytes(b Backend) bool {
+	c, ok := b.(BytesCopier)
+	return ok && c.FromBytesCopies()
+}
