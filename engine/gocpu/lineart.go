@@ -3,14 +3,19 @@ package gocpu
 import "perch/engine/tensor"
 
 // The transposes of Linear and GatherLinear, dx = dy · W (the input
-// gradients of frozen weights, for training). The fast path feeds the
-// weight to matmulFast a block of rows at a time: dense float32 weights in
-// place, 2-byte and quantized ones widened or dequantized into a per-call
-// block of about blockBytes (natural column order), so no quantized weight
-// is ever dequantized whole.
+// gradients of frozen weights, for training). The fast path feeds dense
+// float32 weights to matmulFast in place; 2-byte and quantized ones are
+// widened or dequantized a block at a time (linearTCols) into a per-call
+// buffer of about lineartBlockBytes, so no quantized weight is ever
+// dequantized whole.
 
-// lineartBlockBytes bounds the dequantized weight block.
-const lineartBlockBytes = 2 << 20
+// lineartBlockBytes bounds the dequantized weight block (variables, so
+// that tests can make blocks small).
+var lineartBlockBytes = 2 << 20
+
+// lineartBlockRows bounds the weight rows of a block of linearTCols: the
+// kernel's column tile of them stays in L2.
+var lineartBlockRows = 2048
 
 func (b *Backend) LinearT(dy tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	w, ok := b.checkLinear("LinearT", l)
@@ -30,17 +35,98 @@ func (b *Backend) LinearT(dy tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 
 // linearTRows sets dx [rows, In] = dy [rows, Out] · W[e].
 func (b *Backend) linearTRows(w *weight, e int, dy []float32, rows int, dx []float32) {
-	if rows == 0 {
-		return
-	}
-	if b.opt.Plain {
+	switch {
+	case rows == 0:
+	case b.opt.Plain:
 		linearTPlain(w, e, dy, rows, dx)
-		return
-	}
-	if w.dense != nil {
+	case w.dense != nil:
 		b.matmulFast(dy, w.dense[e*w.out*w.in:], []matmulJob{{0, 0, 0}}, rows, w.out, w.in, dx)
-		return
+	case w.fastLayout():
+		b.linearTCols(w, e, dy, rows, dx)
+	default:
+		b.linearTRowBlocks(w, e, dy, rows, dx)
 	}
+}
+
+// linearTCols computes dx by blocks of W[e]: up to lineartBlockRows
+// output rows (the reduction, run inside the kernel) by as many input
+// columns as fit in lineartBlockBytes (4-bit values in deq4's order). Each
+// block is one matmul of the matching columns of dy; its result is written
+// into (past the first row block, added to) its columns of dx, 4-bit
+// columns put back in natural order as they go. Every value of dx is
+// written once per row block; dy is copied only when Out is split.
+func (b *Backend) linearTCols(w *weight, e int, dy []float32, rows int, dx []float32) {
+	unit := 16
+	if w.quantized() {
+		unit = w.l.GroupSize
+		if w.l.Bits == 4 {
+			unit = max(64, unit)
+		}
+	}
+	ko := min(w.out, lineartBlockRows)
+	nb := min(w.in, max(unit, lineartBlockBytes/(4*ko)/unit*unit))
+	q4 := w.l.Bits == 4
+	blk := make([]float32, ko*nb)
+	res := make([]float32, rows*nb)
+	var dyb []float32
+	if ko < w.out {
+		dyb = make([]float32, rows*ko)
+	}
+	for o0 := 0; o0 < w.out; o0 += ko {
+		m := min(ko, w.out-o0)
+		a := dy
+		if dyb != nil {
+			a = dyb[:rows*m]
+			for r := 0; r < rows; r++ {
+				copy(a[r*m:(r+1)*m], dy[r*w.out+o0:][:m])
+			}
+		}
+		for i0 := 0; i0 < w.in; i0 += nb {
+			n := min(nb, w.in-i0)
+			b.pool.run(m, 8, func(lo, hi int) {
+				sbuf := make([]float32, 2*(n/max(w.l.GroupSize, 1)+1))
+				for o := lo; o < hi; o++ {
+					w.segment(e, o0+o, i0, n, blk[o*n:], sbuf)
+				}
+			})
+			b.matmulFast(a, blk[:m*n], []matmulJob{{0, 0, 0}}, rows, m, n, res)
+			b.pool.run(rows, 8, func(lo, hi int) {
+				for r := lo; r < hi; r++ {
+					scatterCols(dx[r*w.in+i0:][:n], res[r*n:(r+1)*n], q4, o0 > 0)
+				}
+			})
+		}
+	}
+}
+
+// scatterCols writes (or with add, adds) src into dst, src's 64-value
+// blocks in deq4's order when q4.
+func scatterCols(dst, src []float32, q4, add bool) {
+	switch {
+	case !q4 && !add:
+		copy(dst, src)
+	case !q4:
+		addTo(dst, src)
+	default:
+		for j := 0; j+64 <= len(src); j += 64 {
+			s, d := src[j:j+64:j+64], dst[j:j+64:j+64]
+			for k := 0; k < 8; k++ {
+				for i := 0; i < 8; i++ {
+					if add {
+						d[8*i+k] += s[8*k+i]
+					} else {
+						d[8*i+k] = s[8*k+i]
+					}
+				}
+			}
+		}
+	}
+}
+
+// linearTRowBlocks is linearTRows for quantized layouts the kernels do not
+// take: blocks of whole weight rows in natural order, partial products
+// summed into dx.
+func (b *Backend) linearTRowBlocks(w *weight, e int, dy []float32, rows int, dx []float32) {
 	kc := max(8, min(w.out, lineartBlockBytes/(4*w.in)))
 	blk := make([]float32, kc*w.in)
 	dyb := make([]float32, rows*kc)
@@ -70,39 +156,11 @@ func (b *Backend) linearTRows(w *weight, e int, dy []float32, rows int, dx []flo
 // weightRows writes rows [o0, o0+n) of expert e, in natural column order,
 // into dst [n, In].
 func (b *Backend) weightRows(w *weight, e, o0, n int, dst []float32) {
-	fast := w.fastLayout() && w.quantized()
 	b.pool.run(n, 8, func(lo, hi int) {
-		var sbuf []float32
-		if fast {
-			sbuf = make([]float32, 2*w.groups)
-		}
 		for i := lo; i < hi; i++ {
-			row := dst[i*w.in : (i+1)*w.in]
-			if !fast {
-				w.row(e, o0+i, row)
-				continue
-			}
-			w.segment(e, o0+i, 0, w.in, row, sbuf)
-			if w.l.Bits == 4 {
-				unpermuteQ4(row)
-			}
+			w.row(e, o0+i, dst[i*w.in:(i+1)*w.in])
 		}
 	})
-}
-
-// unpermuteQ4 puts a row dequantized by deq4 (out[64j+8k+i] is weight
-// 64j+8i+k) back in natural order: an 8×8 transpose per 64 values.
-func unpermuteQ4(row []float32) {
-	var tmp [64]float32
-	for j := 0; j+64 <= len(row); j += 64 {
-		blk := row[j : j+64]
-		for k := 0; k < 8; k++ {
-			for i := 0; i < 8; i++ {
-				tmp[8*i+k] = blk[8*k+i]
-			}
-		}
-		copy(blk, tmp[:])
-	}
 }
 
 // linearTPlain: dx[r, i] = Σ_o dy[r, o] · W[o, i], weight row by row.

@@ -1,6 +1,7 @@
 package gocpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -33,6 +34,17 @@ func linearTRef(w *weight, e int, dy []float32, rows int) (ref, scale []float32)
 // TestLinearT: dy · W on both paths, every layout (dense, 2-byte, 4- and
 // 8-bit in the kernels' layouts and the generic ones), matches float64.
 func TestLinearT(t *testing.T) {
+	for _, blk := range [][2]int{{lineartBlockBytes, lineartBlockRows}, {4 << 10, 8}} {
+		t.Run(fmt.Sprintf("block=%d,%d", blk[0], blk[1]), func(t *testing.T) {
+			defer func(bytes, rows int) { lineartBlockBytes, lineartBlockRows = bytes, rows }(lineartBlockBytes, lineartBlockRows)
+			// 4 KiB by 8 rows: several row and column blocks per weight
+			lineartBlockBytes, lineartBlockRows = blk[0], blk[1]
+			testLinearT(t)
+		})
+	}
+}
+
+func testLinearT(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		r := rand.New(rand.NewSource(5))
 		plain, fast := New(Options{Plain: true}), New(Options{Threads: 3})
