@@ -162,25 +162,33 @@ func BenchmarkQ4dotKernel(b *testing.B) {
 // image's 2520 patches (bf16 weights in the checkpoint, dense here).
 func BenchmarkLinearTower(b *testing.B) { benchLinear(b, 2520, 3072, 768, 0, 0) }
 
-// The training step's input gradients of frozen 4-bit weights, dx = dy·W
-// over 256 positions: E2B's gate/up and down projections and a block of its
-// tied head (the rows TargetLogProbs takes at a time), fast path only.
-func BenchmarkLinearTQ4(b *testing.B) {
+// The training step's frozen 4-bit matmuls over 256 positions, forward
+// (y = x·Wᵀ) and input gradient (dx = dy·W): E2B's gate/up and down
+// projections and a block of its tied head (the rows TargetLogProbs takes
+// at a time), fast path only.
+func BenchmarkTrainLinearQ4(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		out, in int
 	}{{"gate", 6144, 1536}, {"down", 1536, 6144}, {"head-block", 16384, 1536}} {
-		b.Run(c.name, func(b *testing.B) {
-			r := rand.New(rand.NewSource(1))
-			l := randLinear(r, 0, c.out, c.in, 4, 64, false)
-			be := New(Options{})
-			defer be.Close()
-			dy := be.FromFloat32(randFloats(r, 256*c.out, 1), []int{256, c.out}, tensor.Float32)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				be.LinearT(dy, l)
-			}
-			b.ReportMetric(2*256*float64(c.out*c.in)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
-		})
+		for _, dir := range []string{"forward", "input-grad"} {
+			b.Run(c.name+"/"+dir, func(b *testing.B) {
+				r := rand.New(rand.NewSource(1))
+				l := randLinear(r, 0, c.out, c.in, 4, 64, false)
+				be := New(Options{})
+				defer be.Close()
+				x := be.FromFloat32(randFloats(r, 256*c.in, 1), []int{256, c.in}, tensor.Float32)
+				dy := be.FromFloat32(randFloats(r, 256*c.out, 1), []int{256, c.out}, tensor.Float32)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if dir == "forward" {
+						be.Linear(x, l)
+					} else {
+						be.LinearT(dy, l)
+					}
+				}
+				b.ReportMetric(2*256*float64(c.out*c.in)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -50,11 +50,12 @@ func (b *Backend) linearTRows(w *weight, e int, dy []float32, rows int, dx []flo
 
 // linearTCols computes dx by blocks of W[e]: up to lineartBlockRows
 // output rows (the reduction, run inside the kernel) by as many input
-// columns as fit in lineartBlockBytes (4-bit values in deq4's order). Each
-// block is one matmul of the matching columns of dy; its result is written
-// into (past the first row block, added to) its columns of dx, 4-bit
-// columns put back in natural order as they go. Every value of dx is
-// written once per row block; dy is copied only when Out is split.
+// columns as fit in lineartBlockBytes, dequantized (4-bit values in deq4's
+// order) straight into the kernel's column tiles (packColumns). Each block
+// is one matmul of the matching columns of dy; its result is written into
+// (past the first row block, added to) its columns of dx, 4-bit columns
+// put back in natural order as they go. dy is copied only when Out is
+// split.
 func (b *Backend) linearTCols(w *weight, e int, dy []float32, rows int, dx []float32) {
 	unit := 16
 	if w.quantized() {
@@ -66,7 +67,7 @@ func (b *Backend) linearTCols(w *weight, e int, dy []float32, rows int, dx []flo
 	ko := min(w.out, lineartBlockRows)
 	nb := min(w.in, max(unit, lineartBlockBytes/(4*ko)/unit*unit))
 	q4 := w.l.Bits == 4
-	blk := make([]float32, ko*nb)
+	blk := make([]float32, ko*(nb+kern.nr))
 	res := make([]float32, rows*nb)
 	var dyb []float32
 	if ko < w.out {
@@ -83,13 +84,8 @@ func (b *Backend) linearTCols(w *weight, e int, dy []float32, rows int, dx []flo
 		}
 		for i0 := 0; i0 < w.in; i0 += nb {
 			n := min(nb, w.in-i0)
-			b.pool.run(m, 8, func(lo, hi int) {
-				sbuf := make([]float32, 2*(n/max(w.l.GroupSize, 1)+1))
-				for o := lo; o < hi; o++ {
-					w.segment(e, o0+o, i0, n, blk[o*n:], sbuf)
-				}
-			})
-			b.matmulFast(a, blk[:m*n], []matmulJob{{0, 0, 0}}, rows, m, n, res)
+			b.packColumns(w, e, o0, m, i0, n, blk)
+			b.matmulPacked(a, blk, rows, m, n, res)
 			b.pool.run(rows, 8, func(lo, hi int) {
 				for r := lo; r < hi; r++ {
 					scatterCols(dx[r*w.in+i0:][:n], res[r*n:(r+1)*n], q4, o0 > 0)
@@ -97,6 +93,54 @@ func (b *Backend) linearTCols(w *weight, e int, dy []float32, rows int, dx []flo
 			})
 		}
 	}
+}
+
+// packColumns dequantizes (or widens) W[e] rows [o0, o0+m) over inputs
+// [i0, i0+n) into bp as matmulPacked's B: [⌈n/nr⌉][m][nr], the last tile
+// zero-padded.
+func (b *Backend) packColumns(w *weight, e, o0, m, i0, n int, bp []float32) {
+	nr := kern.nr
+	nt := (n + nr - 1) / nr
+	b.pool.run(m, 8, func(lo, hi int) {
+		seg := make([]float32, n)
+		sbuf := make([]float32, 2*(n/max(w.l.GroupSize, 1)+1))
+		for o := lo; o < hi; o++ {
+			v := w.segment(e, o0+o, i0, n, seg, sbuf)
+			for t := 0; t < nt; t++ {
+				dst := bp[(t*m+o)*nr:][:nr]
+				clear(dst[copy(dst, v[t*nr:]):])
+			}
+		}
+	})
+}
+
+// matmulPacked computes C [m, n] = A [m, k] · B, B packed as packColumns
+// leaves it, in tasks of up to 48 rows.
+func (b *Backend) matmulPacked(fa, bp []float32, m, k, n int, out []float32) {
+	nr := kern.nr
+	const rowsPerTask = 48
+	b.pool.each((m+rowsPerTask-1)/rowsPerTask, 1, func(_, lo, hi int) {
+		var a [6][]float32
+		var c gemmOut
+		for task := lo; task < hi; task++ {
+			r0 := task * rowsPerTask
+			r1 := min(r0+rowsPerTask, m)
+			for ct := 0; ct*nr < n; ct++ {
+				cols := min(nr, n-nr*ct)
+				bt := bp[ct*k*nr:]
+				for i0 := r0; i0 < r1; i0 += 6 {
+					rows := min(6, r1-i0)
+					for i := 0; i < 6; i++ {
+						a[i] = fa[min(i0+i, i0+rows-1)*k:][:k]
+					}
+					kern.gemm(&a, bt, nr, k, cols, &c)
+					for i := 0; i < rows; i++ {
+						copy(out[(i0+i)*n+nr*ct:][:cols], c[32*i:32*i+cols])
+					}
+				}
+			}
+		}
+	})
 }
 
 // scatterCols writes (or with add, adds) src into dst, src's 64-value
