@@ -127,7 +127,14 @@ func (t *Trainer) backward(s *seq, c float64) error {
 	for i := NL - 1; i >= 0; i-- {
 		tape.Reset()
 		tape.ResetPeakBytes()
-		hp := tape.Param(s.hs[i])
+		// Layer 0's input is the embedding, constant: nothing below
+		// needs its gradient, so its frozen input gradients are not taken.
+		var hp *autodiff.Var
+		var h tensor.Tensor = s.hs[i]
+		if i > 0 {
+			hp = tape.Param(s.hs[i])
+			h = hp
+		}
 		params := t.params(tape, t.byLayer[i])
 		text := t.text.WithBackend(tape, t.tapeAdapter(params, t.byLayer[i]))
 		d := cfg.KVDonor(i)
@@ -138,7 +145,7 @@ func (t *Trainer) backward(s *seq, c float64) error {
 			k, v = kp, vp
 		}
 		t.dropout(s, i, text.Adapter)
-		out, kOut, vOut := text.Layer(i, hp, t.text.PerLayerInput(s.pre, i), text.Mask(s.pre, i), k, v)
+		out, kOut, vOut := text.Layer(i, h, t.text.PerLayerInput(s.pre, i), text.Mask(s.pre, i), k, v)
 		outs, seeds := []tensor.Tensor{out}, []tensor.Tensor{dh}
 		if d == i && dkv[i][0] != nil {
 			outs = append(outs, kOut, vOut)
@@ -151,8 +158,11 @@ func (t *Trainer) backward(s *seq, c float64) error {
 			dkv[d] = [2]tensor.Tensor{t.add(dkv[d][0], kp.Grad()), t.add(dkv[d][1], vp.Grad())}
 		}
 		t.accumulate(params)
-		dh = hp.Grad()
-		if dh == nil {
+		dh = nil
+		if hp != nil {
+			dh = hp.Grad()
+		}
+		if dh == nil && i > 0 {
 			dh = b.Zeros(s.hs[i].Shape(), s.hs[i].DType())
 		}
 		t.account(tape.PeakBytes())
