@@ -80,32 +80,48 @@ func addTo(dst, src []float32) {
 }
 
 // transpose writes src [rows, cols] transposed into dst [cols, rows], in
-// 32×32 blocks split across the workers. Each block goes through a small
-// tile so that both sides are read and written in runs of 32 values: going
-// straight to dst would write a column of it, 32 values each a whole row
-// apart, and with rows a multiple of 256 (768, 3072: tower widths) those
-// all fall in the same cache set.
+// 32×32 blocks split across the workers, each moved as 8×8 squares whose
+// eight rows are read and written as runs of 8 values (a ragged edge goes
+// value by value). Within a block every destination row takes a run of
+// 32: going a square at a time across a whole destination row instead
+// would write 8-value pieces of rows a whole row apart, and with rows a
+// multiple of 256 (768, 3072: tower widths) those all fall in the same
+// cache set.
 func (b *Backend) transpose(src []float32, rows, cols int, dst []float32) {
 	const blk = 32
 	rb := (rows + blk - 1) / blk
 	b.pool.each(rb, 1, func(_, lo, hi int) {
-		var tile [blk * blk]float32
 		for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
 			r1 := min(r0+blk, rows)
-			n := r1 - r0
 			for c0 := 0; c0 < cols; c0 += blk {
 				c1 := min(c0+blk, cols)
-				for r := r0; r < r1; r++ {
-					for c, v := range src[r*cols+c0 : r*cols+c1] {
-						tile[c*blk+r-r0] = v
+				for c := c0; c < c1; c += 8 {
+					for r := r0; r < r1; r += 8 {
+						if r+8 <= r1 && c+8 <= c1 {
+							transpose8(src[r*cols+c:], cols, dst[c*rows+r:], rows)
+							continue
+						}
+						for i := r; i < min(r+8, r1); i++ {
+							for j := c; j < min(c+8, c1); j++ {
+								dst[j*rows+i] = src[i*cols+j]
+							}
+						}
 					}
-				}
-				for c := c0; c < c1; c++ {
-					copy(dst[c*rows+r0:][:n], tile[(c-c0)*blk:][:n])
 				}
 			}
 		}
 	})
+}
+
+// transpose8 writes the 8×8 square at src (row stride ls) transposed at
+// dst (row stride ld).
+func transpose8(src []float32, ls int, dst []float32, ld int) {
+	s0, s1, s2, s3 := src[:8:8], src[ls:][:8:8], src[2*ls:][:8:8], src[3*ls:][:8:8]
+	s4, s5, s6, s7 := src[4*ls:][:8:8], src[5*ls:][:8:8], src[6*ls:][:8:8], src[7*ls:][:8:8]
+	for j := 0; j < 8; j++ {
+		d := dst[j*ld:][:8:8]
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s0[j], s1[j], s2[j], s3[j], s4[j], s5[j], s6[j], s7[j]
+	}
 }
 
 // blockK is the K block for rows packed input rows: about 512 KiB of
