@@ -161,7 +161,7 @@ func TestLinearKBlocks(t *testing.T) {
 		defer plain.Close()
 		defer fast.Close()
 		for _, bits := range []int{0, 4, 8} {
-			in, rows := 4096, 300 // K blocks of 1024 (512); chunks of 128 (256) rows and a ragged one
+			in, rows := 12288, 300 // K blocks of 4096 (2048); chunks of 128 (256) rows and a ragged one
 			l := randLinear(r, 0, 13, in, bits, 128, false)
 			w, _ := plain.checkLinear("test", l)
 			if kc := w.blockK(min(rows, gemmChunk(kern.nr))); kc >= in || rows <= gemmChunk(kern.nr) {
