@@ -32,7 +32,7 @@ func (b *Backend) gemmLinear(w *weight, e int, x []float32, L int, y []float32) 
 		xt = b.packXT(x[l0*K:(l0+ml)*K], ml, K, nr, w.l.Bits == 4, xt)
 		for kb := 0; kb < K; kb += kc {
 			kn := min(kc, K-kb)
-			b.pool.each(tiles, max(1, tiles/(8*b.pool.n)), func(worker, lo, hi int) {
+			b.pool.each(tiles, max(1, tiles/(32*b.pool.n)), func(worker, lo, hi int) {
 				if bufs[worker] == nil {
 					bufs[worker] = make([]float32, 6*kc+2*(kc/max(w.l.GroupSize, 1)+1))
 				}

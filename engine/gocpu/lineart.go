@@ -115,17 +115,20 @@ func (b *Backend) packColumns(w *weight, e, o0, m, i0, n int, bp []float32) {
 }
 
 // matmulPacked computes C [m, n] = A [m, k] · B, B packed as packColumns
-// leaves it, in tasks of up to 48 rows.
+// leaves it, in tasks of up to 48 rows by up to 4 column tiles
+// (consecutive tasks share their rows of A).
 func (b *Backend) matmulPacked(fa, bp []float32, m, k, n int, out []float32) {
 	nr := kern.nr
-	const rowsPerTask = 48
-	b.pool.each((m+rowsPerTask-1)/rowsPerTask, 1, func(_, lo, hi int) {
+	const rowsPerTask, tilesPerTask = 48, 4
+	nt := (n + nr - 1) / nr
+	ng := (nt + tilesPerTask - 1) / tilesPerTask
+	b.pool.each((m+rowsPerTask-1)/rowsPerTask*ng, 1, func(_, lo, hi int) {
 		var a [6][]float32
 		var c gemmOut
 		for task := lo; task < hi; task++ {
-			r0 := task * rowsPerTask
+			r0, g := task/ng*rowsPerTask, task%ng
 			r1 := min(r0+rowsPerTask, m)
-			for ct := 0; ct*nr < n; ct++ {
+			for ct := g * tilesPerTask; ct < min(nt, (g+1)*tilesPerTask); ct++ {
 				cols := min(nr, n-nr*ct)
 				bt := bp[ct*k*nr:]
 				for i0 := r0; i0 < r1; i0 += 6 {
