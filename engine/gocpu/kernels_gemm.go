@@ -242,19 +242,27 @@ func (b *Backend) matmulFast(fa, fb []float32, jobs []matmulJob, m, k, n int, ou
 				if cols < nr {
 					bt, ldb = tails[ji], nr
 				}
-				for i0 := r0; i0 < r1; i0 += 6 {
-					rows := min(6, r1-i0)
-					for i := 0; i < 6; i++ {
-						a[i] = fa[j.ia+min(i0+i, i0+rows-1)*k:][:k]
-					}
-					kern.gemm(&a, bt, ldb, k, cols, &c)
-					for i := 0; i < rows; i++ {
-						copy(out[j.ir+(i0+i)*n+nr*ct:][:cols], c[32*i:32*i+cols])
-					}
-				}
+				gemmRows(&a, &c, fa[j.ia:], k, r0, r1, bt, ldb, cols, out[j.ir+nr*ct:], n)
 			}
 		}
 	})
+}
+
+// gemmRows sets out[i·ldo+j] = Σ_p a[i·k+p]·b[p·ldb+j] for rows
+// [r0, r1) of A and j < cols, six rows of A per kernel call; rowsA and c
+// are the caller's scratch (one per worker, so the hot loop allocates
+// nothing).
+func gemmRows(rowsA *[6][]float32, c *gemmOut, a []float32, k, r0, r1 int, b []float32, ldb, cols int, out []float32, ldo int) {
+	for i0 := r0; i0 < r1; i0 += 6 {
+		rows := min(6, r1-i0)
+		for i := 0; i < 6; i++ {
+			rowsA[i] = a[min(i0+i, i0+rows-1)*k:][:k]
+		}
+		kern.gemm(rowsA, b, ldb, k, cols, c)
+		for i := 0; i < rows; i++ {
+			copy(out[(i0+i)*ldo:][:cols], c[32*i:32*i+cols])
+		}
+	}
 }
 
 // scratch holds a backend's reusable float buffers (the backend runs one

@@ -129,18 +129,7 @@ func (b *Backend) matmulPacked(fa, bp []float32, m, k, n int, out []float32) {
 			r0, g := task/ng*rowsPerTask, task%ng
 			r1 := min(r0+rowsPerTask, m)
 			for ct := g * tilesPerTask; ct < min(nt, (g+1)*tilesPerTask); ct++ {
-				cols := min(nr, n-nr*ct)
-				bt := bp[ct*k*nr:]
-				for i0 := r0; i0 < r1; i0 += 6 {
-					rows := min(6, r1-i0)
-					for i := 0; i < 6; i++ {
-						a[i] = fa[min(i0+i, i0+rows-1)*k:][:k]
-					}
-					kern.gemm(&a, bt, nr, k, cols, &c)
-					for i := 0; i < rows; i++ {
-						copy(out[(i0+i)*n+nr*ct:][:cols], c[32*i:32*i+cols])
-					}
-				}
+				gemmRows(&a, &c, fa, k, r0, r1, bp[ct*k*nr:], nr, min(nr, n-nr*ct), out[nr*ct:], n)
 			}
 		}
 	})
