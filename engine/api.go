@@ -90,10 +90,48 @@ type Request struct {
 	// Adapter is a LoRA adapter folder (Perch's or mlx-lm's) this request
 	// runs with; "" takes the engine's Options.Adapter (often none).
 	Adapter string
+	// Tools the model may call, rendered into the system turn by the
+	// checkpoint's template; ToolChoice says whether it must.
+	Tools      []Tool
+	ToolChoice ToolChoice
+	// ParallelToolCalls false allows at most one call per answer.
+	ParallelToolCalls *bool
+	// ResponseSchema, when set, constrains the answer to JSON matching this
+	// JSON Schema ({} or {"type":"object"} for any object: json_object).
+	ResponseSchema []byte
 	// OnDone, when set, is called once when the request is over: after its
 	// channel's last event and close, or before Generate returns an error.
 	// (The app gives the model back to its idle timer this way.)
 	OnDone func()
+}
+
+// Tool is a function the model may call (OpenAI's function tool).
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments; nil means any object.
+	Parameters []byte
+	// Strict constrains the arguments to Parameters even under ToolChoice auto.
+	Strict bool
+}
+
+// ToolCall is a call the model made; Arguments is a JSON object.
+type ToolCall = prompt.ToolCall
+
+// ToolChoiceMode is OpenAI's tool_choice.
+type ToolChoiceMode string
+
+const (
+	ToolAuto     ToolChoiceMode = ""         // the model decides (OpenAI "auto")
+	ToolNone     ToolChoiceMode = "none"     // tools are shown, no call is made
+	ToolRequired ToolChoiceMode = "required" // at least one call
+	ToolFunction ToolChoiceMode = "function" // a call of ToolChoice.Name
+)
+
+// ToolChoice says whether and which tool the answer must call.
+type ToolChoice struct {
+	Mode ToolChoiceMode
+	Name string // with ToolFunction
 }
 
 // Stage names a step of a request's progress (Progress events); Collector's

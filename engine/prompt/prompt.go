@@ -39,6 +39,18 @@ type Message struct {
 	Content []Part
 	// Thinking is a prior assistant turn's reasoning; templates strip it.
 	Thinking string
+	// ToolCalls are the calls an assistant turn made.
+	ToolCalls []ToolCall
+	// ToolCallID and ToolName identify the call a Tool message answers.
+	ToolCallID string
+	ToolName   string
+}
+
+// ToolCall is one function call: Arguments is a JSON object.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments []byte
 }
 
 // TextMessage returns a message holding only text.
