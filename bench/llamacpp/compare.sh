@@ -24,12 +24,17 @@ perch() { # $1: label
 }
 
 llamacpp() { # $1: label, $2: threads
-	{ "$llama" -m "$models" -t "$2" -p 64,256 -n 0 -r 3 -o csv
-	  "$llama" -m "$models" -t "$2" -p 0 -n 16 -d 64 -r 3 -o csv; } 2>/dev/null |
-		awk -F'","' -v label="$1" 'NR > 1 && $1 !~ /^build_commit/ {
-			for (i = 1; i <= NF; i++) gsub(/"/, "", $i)
-			if ($34 > 0) what = "prefill_" $34 "_tok/s="; else what = "decode_tok/s="
-			printf "llama.cpp %-9s %s threads=%s %s%.2f\n", label, $7, $12, what, $40 }'
+	# -o jsonl: one JSON object per test; fields are read by name, so a
+	# llama-bench that adds or moves columns reads the same.
+	{ "$llama" -m "$models" -t "$2" -p 64,256 -n 0 -r 3 -o jsonl
+	  "$llama" -m "$models" -t "$2" -p 0 -n 16 -d 64 -r 3 -o jsonl; } 2>/dev/null |
+		awk -v label="$1" '
+		function field(k,   v) { # the value of "k": number or "string"
+			if (!match($0, "\"" k "\": *(\"[^\"]*\"|[-0-9.eE+]+)")) return ""
+			v = substr($0, RSTART, RLENGTH); sub(/^"[^"]*": */, "", v); gsub(/"/, "", v); return v }
+		/^\{/ {
+			if (field("n_prompt") > 0) what = "prefill_" field("n_prompt") "_tok/s="; else what = "decode_" field("n_gen") "_tok/s="
+			printf "llama.cpp %-9s %s threads=%s %s%.2f\n", label, field("model_type"), field("n_threads"), what, field("avg_ts") }'
 }
 
 echo "== $(uptime)"
