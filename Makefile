@@ -33,6 +33,7 @@ test: deps tokenizer-cache
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -m1 -E 'libmlxc|MLX [0-9]' || true
+	@$(GO) test -count=1 -v -run '^TestKernelSets$$' ./engine/gocpu | grep -E 'kernel set' | sed 's/^ *[a-z_]*\.go:[0-9]*: /gocpu: /' || true
 	@sh engine/tokenizer/testdata/oracle/fetch.sh --status
 	@$(MAKE) --no-print-directory screenshot
 

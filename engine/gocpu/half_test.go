@@ -21,7 +21,7 @@ func TestWidenExact(t *testing.T) {
 	for i := range src {
 		src[i] = uint16(i)
 	}
-	for _, ks := range kernelSets() {
+	for _, ks := range testedKernelSets(t) {
 		for _, f16 := range []bool{false, true} {
 			for _, n := range []int{0, 1, 7, 8, 9, 31, len(src)} {
 				dst := make([]float32, n)
@@ -202,7 +202,7 @@ func TestHalfOps(t *testing.T) {
 // and without a bias tail past 8 groups.
 func TestQdotHalfScales(t *testing.T) {
 	r := rand.New(rand.NewSource(13))
-	for _, ks := range kernelSets() {
+	for _, ks := range testedKernelSets(t) {
 		for _, gs := range []int{32, 64, 128} {
 			for _, K := range []int{384, 448, 1536} {
 				if K%gs != 0 {

@@ -19,11 +19,29 @@ func archKernelSets() []kernelSet {
 	var sets []kernelSet
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		sets = append(sets, avx2Kernels)
-		if cpu.X86.HasAVX512F {
+		if hasAVX512() {
 			sets = append(sets, avx512Kernels)
 		}
 	}
 	return sets
+}
+
+// hasAVX512: the AVX-512 set uses F, and BW/VL for its masked 2-byte loads
+// (every AVX-512 CPU since Skylake-SP and Zen 4 has all three).
+func hasAVX512() bool { return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL }
+
+// missingKernelSets names the assembly sets of this architecture that this
+// CPU (or GODEBUG=cpu.…=off) leaves out, each with why, so that tests can
+// say what they did not run.
+func missingKernelSets() map[string]string {
+	m := map[string]string{}
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		m["avx2"] = "this CPU lacks AVX2/FMA (or GODEBUG turned them off)"
+	}
+	if !hasAVX512() {
+		m["avx512"] = "this CPU lacks AVX-512 F/BW/VL (or GODEBUG turned them off)"
+	}
+	return m
 }
 
 var avx2Kernels = kernelSet{name: "avx2", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotAVX2, q8dot: q8dotAVX2,
@@ -58,36 +76,38 @@ func dotRows(w, x, y *float32, n, k int)
 //go:noescape
 func exp4(v *float32, n int, m float32)
 
-func q4dotAVX2(w []uint32, s, b, xp, xs, y []float32, gs int) {
-	n, K := len(y), len(xp)
+// qlayout checks what a 4- or 8-bit matvec kernel reads (K·bits/32 words,
+// K/gs scales and biases per row of y, K/gs group sums) and returns the rows,
+// inputs and groups per row; n = 0 (y cleared) when there is nothing to do.
+// Every set's quantized matvec wrappers, float32 or bfloat16 scales, share it.
+func qlayout[S float32 | uint16](w []uint32, s, b []S, x, xs, y []float32, gs, bits int) (n, K, groups int) {
+	n, K = len(y), len(x)
 	if n == 0 || K == 0 {
 		clear(y)
-		return
+		return 0, 0, 0
 	}
-	groups := K / gs
-	if K%64 != 0 || gs < 32 || gs&(gs-1) != 0 {
-		panic("gocpu: q4dot layout")
+	if gs < 32 || K%gs != 0 || bits == 4 && (K%64 != 0 || gs&(gs-1) != 0) || bits == 8 && gs%32 != 0 {
+		panic("gocpu: quantized matvec layout")
 	}
-	_, _, _, _ = w[n*K/8-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
-	if gs == 32 {
+	groups = K / gs
+	_, _, _, _ = w[n*K/(32/bits)-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
+	return n, K, groups
+}
+
+func q4dotAVX2(w []uint32, s, b, xp, xs, y []float32, gs int) {
+	switch n, _, groups := qlayout(w, s, b, xp, xs, y, gs, 4); {
+	case n == 0:
+	case gs == 32:
 		q4dotG32(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups)
-	} else {
+	default:
 		q4dotG64(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups, gs/64)
 	}
 }
 
 func q8dotAVX2(w []uint32, s, b, x, xs, y []float32, gs int) {
-	n, K := len(y), len(x)
-	if n == 0 || K == 0 {
-		clear(y)
-		return
+	if n, _, groups := qlayout(w, s, b, x, xs, y, gs, 8); n > 0 {
+		q8dot(&w[0], &s[0], &b[0], &x[0], &xs[0], &y[0], n, groups, gs/32)
 	}
-	if gs%32 != 0 || K%gs != 0 {
-		panic("gocpu: q8dot layout")
-	}
-	groups := K / gs
-	_, _, _, _ = w[n*K/4-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
-	q8dot(&w[0], &s[0], &b[0], &x[0], &xs[0], &y[0], n, groups, gs/32)
 }
 
 func deq4AVX2(w []uint32, s, b, out []float32, gs int) {

@@ -75,34 +75,18 @@ func q8dotH(w *uint32, s, b *uint16, x, xs, y *float32, n, groups, bpg int)
 
 // q4dotHAVX2 is q4dotAVX2 with bfloat16 scales and biases.
 func q4dotHAVX2(w []uint32, s, b []uint16, xp, xs, y []float32, gs int) {
-	n, K := len(y), len(xp)
-	if n == 0 || K == 0 {
-		clear(y)
-		return
-	}
-	groups := K / gs
-	if K%64 != 0 || gs < 32 || gs&(gs-1) != 0 {
-		panic("gocpu: q4dot layout")
-	}
-	_, _, _, _ = w[n*K/8-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
-	if gs == 32 {
+	switch n, _, groups := qlayout(w, s, b, xp, xs, y, gs, 4); {
+	case n == 0:
+	case gs == 32:
 		q4dotG32H(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups)
-	} else {
+	default:
 		q4dotG64H(&w[0], &s[0], &b[0], &xp[0], &xs[0], &y[0], n, groups, gs/64)
 	}
 }
 
 // q8dotHAVX2 is q8dotAVX2 with bfloat16 scales and biases.
 func q8dotHAVX2(w []uint32, s, b []uint16, x, xs, y []float32, gs int) {
-	n, K := len(y), len(x)
-	if n == 0 || K == 0 {
-		clear(y)
-		return
+	if n, _, groups := qlayout(w, s, b, x, xs, y, gs, 8); n > 0 {
+		q8dotH(&w[0], &s[0], &b[0], &x[0], &xs[0], &y[0], n, groups, gs/32)
 	}
-	if gs%32 != 0 || K%gs != 0 {
-		panic("gocpu: q8dot layout")
-	}
-	groups := K / gs
-	_, _, _, _ = w[n*K/4-1], s[n*groups-1], b[n*groups-1], xs[groups-1]
-	q8dotH(&w[0], &s[0], &b[0], &x[0], &xs[0], &y[0], n, groups, gs/32)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"perch/engine/tensor"
@@ -23,13 +24,37 @@ const (
 // kernelSets are the inner-loop sets this machine can run.
 func kernelSets() []kernelSet { return append([]kernelSet{goKernels}, archKernelSets()...) }
 
+// testedKernelSets are the sets t runs; each set of this architecture that
+// this CPU lacks becomes a skipped subtest that says why, so that a set
+// never passes by not running.
+func testedKernelSets(t *testing.T) []kernelSet {
+	missing := missingKernelSets()
+	names := make([]string, 0, len(missing))
+	for name := range missing {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) { t.Skipf("kernel set %s not run: %s", name, missing[name]) })
+	}
+	return kernelSets()
+}
+
 // withKernels runs f once per kernel set.
 func withKernels(t *testing.T, f func(t *testing.T)) {
 	saved := kern
 	defer func() { kern = saved }()
-	for _, ks := range kernelSets() {
+	for _, ks := range testedKernelSets(t) {
 		kern = ks
 		t.Run(ks.name, f)
+	}
+}
+
+// TestKernelSets says which kernel sets this machine runs and which it
+// does not (make test prints these lines).
+func TestKernelSets(t *testing.T) {
+	for _, ks := range testedKernelSets(t) {
+		t.Logf("kernel set %s: runs (fast path default: %s)", ks.name, kern.name)
 	}
 }
 
@@ -306,7 +331,7 @@ func TestSDPAFastMatchesPlain(t *testing.T) {
 
 // TestKernelSetsAgree runs the inner loops of every set on the same data.
 func TestKernelSetsAgree(t *testing.T) {
-	sets := kernelSets()
+	sets := testedKernelSets(t)
 	if len(sets) < 2 {
 		t.Skip("only the portable kernels run here")
 	}
@@ -382,7 +407,7 @@ func must[V any](v V, err error) V {
 // the plain path rounds it, bit for bit (-Inf gives 0, NaN stays NaN).
 func TestExp(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
-	for _, ks := range kernelSets() {
+	for _, ks := range testedKernelSets(t) {
 		for _, n := range []int{0, 1, 3, 4, 5, 9, 100, 1 << 16} {
 			v := make([]float32, n)
 			for i := range v {
