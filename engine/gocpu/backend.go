@@ -20,6 +20,12 @@ type Options struct {
 	Plain bool
 	// Threads caps the worker count (0: GOMAXPROCS).
 	Threads int
+	// IntPrefill lets the fast path multiply 4-bit weights by int8
+	// activations quantized per block of 32 (as llama.cpp's Q8_0) where a
+	// Linear has more rows than a matvec takes: faster, and results move by
+	// up to max|x|/254 per input (intgemm.go). Off, every op is the exact
+	// float32 one the tests hold to the plain path.
+	IntPrefill bool
 	// WidenHalf widens bf16/f16 data to float32 at load (twice the memory;
 	// the layout before 2-byte storage, kept for comparison benchmarks).
 	WidenHalf bool
@@ -60,6 +66,14 @@ func (b *Backend) Kernels() string {
 		return "plain"
 	}
 	return kern.name
+}
+
+// SetIntPrefill switches Options.IntPrefill (say, off for a training run
+// on a backend that serves inference with it) and returns the old value.
+func (b *Backend) SetIntPrefill(on bool) bool {
+	old := b.opt.IntPrefill
+	b.opt.IntPrefill = on
+	return old
 }
 
 func (b *Backend) Err() error { return b.err }

@@ -10,7 +10,8 @@ import (
 //     dequantized: per group Σ(q·s+b)·x = s·Σq·x + b·Σx. Weight rows are
 //     split across the workers; with several input rows each worker walks
 //     its rows in cache-sized tiles, so weights stream from memory once.
-//   - more rows (prefill): GEMM (kernels_gemm.go).
+//   - more rows (prefill): GEMM (kernels_gemm.go), or for 4-bit weights,
+//     with Options.IntPrefill, the integer GEMM of int8 activations (intgemm.go).
 // Layouts the kernels do not cover (4-bit In%64 != 0, odd group sizes) use
 // linearGeneric.
 
@@ -30,6 +31,8 @@ func (b *Backend) linearRows(w *weight, e int, x []float32, rows int, y []float3
 		b.linearGeneric(w, e, x, rows, y)
 	case rows <= matvecMaxRows:
 		b.matvec(w, e, x, rows, y)
+	case b.opt.IntPrefill && w.intLayout():
+		b.gemmLinearInt(w, e, x, rows, y)
 	default:
 		b.gemmLinear(w, e, x, rows, y)
 	}

@@ -52,6 +52,10 @@ type kernelSet struct {
 	// widenBF16 and widenF16 set dst[i] to the float32 value of src[i]
 	// (len(src) ≥ len(dst)).
 	widenBF16, widenF16 func(dst []float32, src []uint16)
+	// q4i8 is the integer prefill's kernel: the 4×8 block c for a quad of
+	// int8 input rows and a panel of 8 4-bit weight rows, groups of bpg
+	// blocks of 32 (layouts and sums: intgemm.go; len(s)/8 groups).
+	q4i8 func(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c *[32]float32)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
@@ -59,7 +63,7 @@ type gemmOut = [6 * 32]float32
 
 var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo,
 	q4dotH: widenedQ(q4dotGo), q8dotH: widenedQ(q8dotGo), deq4: deq4Go, deq8: deq8Go,
-	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go}
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go, q4i8: q4i8Go}
 
 // kern is the set the fast path uses.
 var kern = goKernels

@@ -1,0 +1,169 @@
+package gocpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"perch/engine/tensor"
+)
+
+// TestIntKernel: every set's q4i8 against the same sums in float64 on the
+// same quantized values, within float32 rounding of the per-block terms
+// (relative to Σ|term|, as dotTol).
+func TestIntKernel(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	for _, ks := range testedKernelSets(t) {
+		for _, bpg := range []int{1, 2, 4} {
+			for _, groups := range []int{1, 2, 5} {
+				blocks := groups * bpg
+				p := make([]uint32, blocks*64)
+				for i := range p {
+					p[i] = r.Uint32() & 0x0f0f0f0f
+				}
+				xq := make([]int8, blocks*128)
+				for i := range xq {
+					xq[i] = int8(r.Intn(255) - 127)
+				}
+				s, b := randFloats(r, 8*groups, 0.05), randFloats(r, 8*groups, 1)
+				d, xs := randFloats(r, 4*blocks, 0.02), randFloats(r, 4*groups, 3)
+				var c [32]float32
+				ks.q4i8(p, s, b, xq, d, xs, bpg, &c)
+				pb := u32bytes(p)
+				for row := 0; row < 4; row++ {
+					for j := 0; j < 8; j++ {
+						var want, scale float64
+						for blk := 0; blk < blocks; blk++ {
+							var isum int64
+							for k := 0; k < 32; k++ {
+								isum += int64(pb[(blk*8+k/4)*32+4*j+k%4]) * int64(xq[(blk*8+k/4)*16+4*row+k%4])
+							}
+							term := float64(isum) * float64(s[8*(blk/bpg)+j]) * float64(d[4*blk+row])
+							want, scale = want+term, scale+math.Abs(term)
+						}
+						for g := 0; g < groups; g++ {
+							term := float64(b[8*g+j]) * float64(xs[4*g+row])
+							want, scale = want+term, scale+math.Abs(term)
+						}
+						if e := math.Abs(float64(c[8*row+j])-want) / scale; e > dotTol {
+							t.Fatalf("%s bpg=%d groups=%d c[%d][%d] = %g, want %g (error %.3g)", ks.name, bpg, groups, row, j, c[8*row+j], want, e)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLinearIntMatchesPlain: the integer prefill moves each output by no
+// more than quantizing x does, Σ_k |w[o,k]|·d(k)/2 (d = max|x| of k's
+// block / 127), plus float rounding; and it runs (it differs from the
+// exact fast path).
+func TestLinearIntMatchesPlain(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewSource(22))
+		plain, fast, exact := New(Options{Plain: true}), New(Options{Threads: 3, IntPrefill: true}), New(Options{Threads: 3})
+		defer plain.Close()
+		defer fast.Close()
+		defer exact.Close()
+		ran := false
+		for _, c := range linearCases {
+			if c.bits != 4 {
+				continue
+			}
+			l := randLinear(r, 0, c.out, c.in, c.bits, c.gs, c.out%2 == 1)
+			w, _ := plain.checkLinear("test", l)
+			for _, rows := range []int{8, 9, 17, 64} {
+				x := randFloats(r, rows*c.in, 1)
+				x[0] *= 50 // one block with a large value: its d is large
+				xt := plain.FromFloat32(x, []int{rows, c.in}, tensor.Float32)
+				got := must(fast.Float32s(fast.Linear(xt, l)))
+				want := must(plain.Float32s(plain.Linear(xt, l)))
+				ex := must(exact.Float32s(exact.Linear(xt, l)))
+				ran = ran || !equalBits(got, ex)
+				scale := linearScale(w, 0, x, rows)
+				buf := make([]float32, c.in)
+				for o := 0; o < c.out; o++ {
+					w.row(0, o, buf)
+					for row := 0; row < rows; row++ {
+						xr := x[row*c.in:][:c.in]
+						var bound float64
+						for blk := 0; blk < c.in/intBlock; blk++ {
+							var amax float64
+							for _, v := range xr[blk*intBlock:][:intBlock] {
+								amax = math.Max(amax, math.Abs(float64(v)))
+							}
+							for _, v := range buf[blk*intBlock:][:intBlock] {
+								bound += math.Abs(float64(v)) * amax / 254
+							}
+						}
+						bound += dotTol * float64(scale[row*c.out+o])
+						i := row*c.out + o
+						if e := math.Abs(float64(got[i] - want[i])); e > bound {
+							t.Fatalf("%+v rows=%d y[%d][%d] = %g, plain %g: off by %.3g > %.3g", c, rows, row, o, got[i], want[i], e, bound)
+						}
+					}
+				}
+			}
+		}
+		if !ran {
+			t.Fatal("the integer prefill never ran: every result equals the exact path's")
+		}
+		if err := fast.Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestLinearIntNonFinite: an infinite input gives NaN in the rows it
+// reaches and leaves the others finite.
+func TestLinearIntNonFinite(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	b := New(Options{IntPrefill: true})
+	defer b.Close()
+	l := randLinear(r, 0, 16, 128, 4, 64, false)
+	x := randFloats(r, 8*128, 1)
+	x[3*128+5] = float32(math.Inf(1))
+	y := must(b.Float32s(b.Linear(b.FromFloat32(x, []int{8, 128}, tensor.Float32), l)))
+	for i, v := range y {
+		if row := i / 16; math.IsNaN(float64(v)) != (row == 3) {
+			t.Fatalf("row %d output %d = %g", row, i%16, v)
+		}
+	}
+}
+
+// BenchmarkPrefillLinear: E2B's gate (1536→6144) and down (6144→1536)
+// 4-bit projections over 64 and 256 positions, exact float GEMM against
+// the integer prefill, one thread, side by side. GFLOP/cpu-s divides by
+// the process's CPU time, which a busy machine's time slicing leaves be.
+func BenchmarkPrefillLinear(b *testing.B) {
+	r := rand.New(rand.NewSource(24))
+	for _, sh := range []struct {
+		name    string
+		in, out int
+	}{{"gate", 1536, 6144}, {"down", 6144, 1536}} {
+		l := randLinear(r, 0, sh.out, sh.in, 4, 64, false)
+		for _, L := range []int{64, 256} {
+			x := randFloats(r, L*sh.in, 1)
+			for _, exact := range []bool{true, false} {
+				mode := "int8"
+				if exact {
+					mode = "exact"
+				}
+				b.Run(fmt.Sprintf("%s/L=%d/%s", sh.name, L, mode), func(b *testing.B) {
+					be := New(Options{Threads: 1, IntPrefill: !exact})
+					defer be.Close()
+					xt := be.FromFloat32(x, []int{L, sh.in}, tensor.Float32)
+					cpu0 := processCPU()
+					for i := 0; i < b.N; i++ {
+						be.Linear(xt, l)
+					}
+					cpu := (processCPU() - cpu0).Seconds() / float64(b.N)
+					b.ReportMetric(2*float64(L*sh.in*sh.out)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+					b.ReportMetric(2*float64(L*sh.in*sh.out)/cpu/1e9, "GFLOP/cpu-s")
+				})
+			}
+		}
+	}
+}
