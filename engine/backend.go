@@ -19,10 +19,12 @@ const (
 // newBackend makes the backend on the calling (engine) thread. "auto" takes
 // MLX where it runs on a GPU (Metal on macOS) and the Go backend elsewhere:
 // MLX's CPU kernels for quantized weights are far slower than ours.
-func newBackend(name string, threads int) (tensor.Backend, error) {
+// With intPrefill, the Go backend prefills with int8 activations.
+func newBackend(name string, threads int, intPrefill bool) (tensor.Backend, error) {
+	goOpts := gocpu.Options{Threads: threads, IntPrefill: intPrefill}
 	switch name {
 	case BackendGo:
-		return gocpu.New(gocpu.Options{Threads: threads}), nil
+		return gocpu.New(goOpts), nil
 	case BackendMLX:
 		b, err := mlx.New()
 		if err != nil {
@@ -38,7 +40,7 @@ func newBackend(name string, threads int) (tensor.Backend, error) {
 				b.Close()
 			}
 		}
-		return gocpu.New(gocpu.Options{Threads: threads}), nil
+		return gocpu.New(goOpts), nil
 	}
 	return nil, fmt.Errorf("unknown backend %q (want auto, mlx or go)", name)
 }

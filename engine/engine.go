@@ -45,6 +45,11 @@ type Options struct {
 	// diverges up to that far back (default 1024; -1: none).
 	WindowSlack int
 	Threads     int // Go backend worker threads (0: all cores)
+	// IntPrefill lets the Go backend prefill 4-bit weights against int8
+	// activations (gocpu.Options.IntPrefill): faster, but off by default
+	// until its KL divergence from the exact path meets the gate
+	// (gemma4's TestIntPrefillKL). Training always runs exact.
+	IntPrefill bool
 	// Adapter is the LoRA adapter folder requests run with unless they
 	// name their own (Request.Adapter); checked when the model loads.
 	Adapter string
@@ -170,7 +175,7 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 func (e *Engine) worker(dir string, ready chan<- error) {
 	runtime.LockOSThread()
 	defer close(e.stopped)
-	b, err := newBackend(e.opts.Backend, e.opts.Threads)
+	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill)
 	if err != nil {
 		ready <- err
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"perch/engine/gocpu"
 	"sync"
 
 	"perch/engine/chattemplate"
@@ -192,6 +193,9 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 // runTraining is the run on the engine thread.
 func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainRequest, plan train.Plan, ad *lora.Adapter) {
 	b := e.b
+	if gb, ok := b.(*gocpu.Backend); ok { // gradients on the exact path
+		defer gb.SetIntPrefill(gb.SetIntPrefill(false))
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err := b.Err()

@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("gemma4: libmlxc not found, model tests run on the Go backend only:", err)
 	}
 	fast := gocpu.New(gocpu.Options{})
-	fmt.Printf("gemma4: Go backend paths checked: plain, and fast with the %s kernels\n", fast.Kernels())
+	fmt.Printf("gemma4: Go backend paths checked: plain, and fast with the %s kernels (exact float32 prefill; the int8 prefill: TestIntPrefillKL)\n", fast.Kernels())
 	fast.Close()
 	os.Exit(m.Run())
 }

@@ -167,3 +167,36 @@ func BenchmarkPrefillLinear(b *testing.B) {
 		}
 	}
 }
+
+// TestLinearIntIsQ8Activations: the integer prefill equals the exact path
+// on x rounded as it quantizes it (d·round(x/d) per block of 32), within
+// float rounding: it is Q8_0 activations and nothing else.
+func TestLinearIntIsQ8Activations(t *testing.T) {
+	r := rand.New(rand.NewSource(25))
+	plain, fast := New(Options{Plain: true}), New(Options{Threads: 2, IntPrefill: true})
+	defer plain.Close()
+	defer fast.Close()
+	for _, c := range []struct{ in, out, gs int }{{256, 24, 32}, {1536, 40, 64}, {512, 9, 128}} {
+		l := randLinear(r, 0, c.out, c.in, 4, c.gs, false)
+		w, _ := plain.checkLinear("test", l)
+		rows := 13
+		x := randFloats(r, rows*c.in, 1)
+		x[7] = 40
+		xr := make([]float32, len(x))
+		for blk := 0; blk < len(x)/intBlock; blk++ {
+			xb := x[blk*intBlock:][:intBlock]
+			var amax float32
+			for _, v := range xb {
+				amax = max(amax, abs32(v))
+			}
+			for i, v := range xb {
+				xr[blk*intBlock+i] = float32(roundAway(v*(127/amax))) * (amax / 127)
+			}
+		}
+		got := must(fast.Float32s(fast.Linear(fast.FromFloat32(x, []int{rows, c.in}, tensor.Float32), l)))
+		want := must(plain.Float32s(plain.Linear(plain.FromFloat32(xr, []int{rows, c.in}, tensor.Float32), l)))
+		if e := relErr(t, got, want, linearScale(w, 0, xr, rows)); e > 1e-5 {
+			t.Fatalf("%+v: int8 prefill differs from the exact path on rounded x by %.3g", c, e)
+		}
+	}
+}
