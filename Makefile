@@ -8,7 +8,7 @@ APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev libwayland
 APT_TEST  := xvfb imagemagick xdotool x11-utils dbus ffmpeg sox libsox-fmt-all espeak-ng \
              libheif-examples python3-pil python3-numpy npm
 
-.PHONY: run build test bench fuzz lint deps deps-build screenshot bundle clean tokenizer-cache
+.PHONY: run build test bench bench-kernel-sets fuzz lint deps deps-build screenshot bundle clean tokenizer-cache
 
 run: deps-build build
 	./$(BIN)
@@ -46,6 +46,18 @@ bench: deps tokenizer-cache
 	@sh bundle/apt-deps.sh $(APT_BENCH) || echo "bench: PyTorch missing: the training benchmark runs without its comparison"
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 3h $$($(GO) list ./... | grep -v '/engine$$')
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
+	@$(MAKE) --no-print-directory bench-kernel-sets
+
+# The Go backend's E2B-shaped benchmark once per assembly kernel set this CPU runs
+# (GODEBUG turns the faster ones off), side by side: a set that loses to a lower one
+# shows on any machine that has it. The default is the last set TestKernelSets names.
+bench-kernel-sets:
+	@seen=; for dbg in "" cpu.avx512f=off; do \
+	  set=$$(GODEBUG=$$dbg $(GO) test -count=1 -v -run '^TestKernelSets$$' ./engine/gocpu | sed -n 's/.*fast path default: \([a-z0-9]*\).*/\1/p' | head -1); \
+	  case " $$seen " in *" $$set "*) continue;; esac; seen="$$seen $$set"; \
+	  echo "== kernel set $$set (GODEBUG=$$dbg)"; \
+	  GODEBUG=$$dbg $(GO) test -run '^$$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go$$|BenchmarkEngine/e2b-shaped-4bit/go/threads=1$$' -benchtime 1x -timeout 1h ./engine | grep '^Benchmark'; \
+	done
 
 # Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`); minimizing a
 # new input is capped at FUZZMINIMIZETIME (Go's default, 60s, let slow targets spend their

@@ -84,23 +84,31 @@ func benchModel(b *testing.B, name string) string {
 type benchCase struct {
 	model   string
 	backend string
-	prompt  int // prompt tokens
-	steps   int // decode steps
-	threads int // Go backend workers (0: GOMAXPROCS)
+	prompt  int  // prompt tokens
+	steps   int  // decode steps
+	threads int  // Go backend workers (0: GOMAXPROCS)
+	int8    bool // Go backend's int8 prefill (Options.IntPrefill)
 }
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
-// decode speed, peak memory and host time per decode step. MLX runs of the
+// decode speed, peak memory and host time per decode step; on the Go
+// backend each E2B-shaped case runs exact, then with the int8 prefill
+// (/int8), side by side. MLX runs of the
 // E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
 // take seconds per token.
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, 0},
-		{"text-tiny", BackendMLX, 64, 64, 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0},
+		{"text-tiny", BackendGo, 64, 64, 0, false},
+		{"text-tiny", BackendMLX, 64, 64, 0, false},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, true},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, true},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, false},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, true},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, false},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, true},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, false},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
@@ -109,6 +117,9 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		if c.model != "text-tiny" && c.backend == BackendGo && c.prompt != 64 {
 			name += "/prompt=" + strconv.Itoa(c.prompt)
+		}
+		if c.int8 {
+			name += "/int8"
 		}
 		b.Run(name, func(b *testing.B) {
 			if c.backend == BackendMLX {
@@ -125,7 +136,7 @@ func BenchmarkEngine(b *testing.B) {
 				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
 				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
 			}
-			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 {
+			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 && !c.int8 {
 				reportBandwidth(b, dir, c)
 			}
 		})
@@ -140,7 +151,7 @@ type benchResult struct {
 func runBench(b *testing.B, dir string, c benchCase) benchResult {
 	runtime.GC()
 	t0 := time.Now()
-	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads})
+	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads, IntPrefill: c.int8})
 	if err != nil {
 		b.Fatal(err)
 	}
