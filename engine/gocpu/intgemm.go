@@ -154,9 +154,14 @@ func (b *Backend) gemmLinearInt(w *weight, e int, x []float32, L int, y []float3
 			n := min(8, Out-o0)
 			pn.load(w, e, o0, n)
 			for qi := 0; qi < q.n; qi++ {
-				kern.q4i8(pn.p, pn.s, pn.b, q.xq[qi*4*K:][:4*K], q.d[qi*4*K/intBlock:][:4*K/intBlock],
-					q.xs[qi*4*q.groups:][:4*q.groups], bpg, &c)
-				for r := 0; r < min(4, L-4*qi); r++ {
+				xq, d, xs := q.xq[qi*4*K:][:4*K], q.d[qi*4*K/intBlock:][:4*K/intBlock], q.xs[qi*4*q.groups:][:4*q.groups]
+				rows := min(4, L-4*qi)
+				if n == 8 && rows == 4 { // straight into y
+					kern.q4i8(pn.p, pn.s, pn.b, xq, d, xs, bpg, y[4*qi*Out+o0:], Out)
+					continue
+				}
+				kern.q4i8(pn.p, pn.s, pn.b, xq, d, xs, bpg, c[:], 8)
+				for r := 0; r < rows; r++ {
 					copy(y[(4*qi+r)*Out+o0:][:n], c[8*r:])
 				}
 			}
@@ -164,10 +169,10 @@ func (b *Backend) gemmLinearInt(w *weight, e int, x []float32, L int, y []float3
 	})
 }
 
-// q4i8Go is the portable kernel: c[8r+j] = Σ_blk s[g,j]·d[blk,r]·Σ_k
+// q4i8Go is the portable kernel: c[r·ldc+j] = Σ_blk s[g,j]·d[blk,r]·Σ_k
 // p[j,k]·xq[r,k] + Σ_g b[g,j]·xs[g,r] in the assembly's order (per block
 // an exact integer sum, then acc += sum·(s·d); per group the bias).
-func q4i8Go(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c *[32]float32) {
+func q4i8Go(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) {
 	groups := len(s) / 8
 	pb := u32bytes(p)
 	var acc [4][8]float32
@@ -197,7 +202,7 @@ func q4i8Go(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c *
 		}
 	}
 	for r := 0; r < 4; r++ {
-		copy(c[8*r:8*r+8], acc[r][:])
+		copy(c[r*ldc:r*ldc+8], acc[r][:])
 	}
 }
 

@@ -29,7 +29,7 @@ func TestIntKernel(t *testing.T) {
 				s, b := randFloats(r, 8*groups, 0.05), randFloats(r, 8*groups, 1)
 				d, xs := randFloats(r, 4*blocks, 0.02), randFloats(r, 4*groups, 3)
 				var c [32]float32
-				ks.q4i8(p, s, b, xq, d, xs, bpg, &c)
+				ks.q4i8(p, s, b, xq, d, xs, bpg, c[:], 8)
 				pb := u32bytes(p)
 				for row := 0; row < 4; row++ {
 					for j := 0; j < 8; j++ {

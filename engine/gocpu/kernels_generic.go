@@ -52,10 +52,11 @@ type kernelSet struct {
 	// widenBF16 and widenF16 set dst[i] to the float32 value of src[i]
 	// (len(src) ≥ len(dst)).
 	widenBF16, widenF16 func(dst []float32, src []uint16)
-	// q4i8 is the integer prefill's kernel: the 4×8 block c for a quad of
-	// int8 input rows and a panel of 8 4-bit weight rows, groups of bpg
-	// blocks of 32 (layouts and sums: intgemm.go; len(s)/8 groups).
-	q4i8 func(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c *[32]float32)
+	// q4i8 is the integer prefill's kernel: the 4×8 block c[r·ldc+j] for
+	// a quad of int8 input rows r and a panel of 8 4-bit weight rows j,
+	// groups of bpg blocks of 32 (layouts and sums: intgemm.go; len(s)/8
+	// groups).
+	q4i8 func(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.

@@ -50,11 +50,11 @@
 	VBROADCASTSS x(R10), Y11; \
 	VFMADD231PS Y11, Y10, acc
 
-// func q4i8x4(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32)
-// c[8r+j] for a quad of 4 input rows r and a panel of 8 weight rows j:
+// func q4i8x4(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
+// c[r·ldc/4+j] for a quad of 4 input rows r and a panel of 8 weight rows j:
 // per block of 32 inputs an exact integer sum scaled by s·d, per group the
 // bias times the quantized group sum.
-TEXT ·q4i8x4(SB), NOSPLIT, $0-72
+TEXT ·q4i8x4(SB), NOSPLIT, $0-80
 	MOVQ p+0(FP), SI
 	MOVQ s+8(FP), R8
 	MOVQ b+16(FP), R9
@@ -64,6 +64,7 @@ TEXT ·q4i8x4(SB), NOSPLIT, $0-72
 	MOVQ groups+48(FP), CX
 	MOVQ bpg+56(FP), R11
 	MOVQ c+64(FP), DI
+	MOVQ ldc+72(FP), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -110,8 +111,9 @@ blk:
 
 store:
 	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y1, (DI)(R12*1)
+	VMOVUPS Y2, (DI)(R12*2)
+	ADDQ R12, DI
+	VMOVUPS Y3, (DI)(R12*2)
 	VZEROUPPER
 	RET
