@@ -56,7 +56,6 @@ func (q *quads) quantizeRow(r int, x []float32, gs int) {
 	xq := q.xq[qi*4*K:][:4*K]
 	d := q.d[qi*4*K/intBlock:][:4*K/intBlock]
 	xs := q.xs[qi*4*q.groups:][:4*q.groups]
-	var buf [intBlock]int8
 	for blk := 0; blk < K/intBlock; blk++ {
 		xb := x[blk*intBlock:][:intBlock]
 		var amax float32
@@ -71,12 +70,13 @@ func (q *quads) quantizeRow(r int, x []float32, gs int) {
 			id = 127 / amax
 		}
 		var sum int32
-		for i, v := range xb {
-			buf[i] = int8(roundAway(v * id))
-			sum += int32(buf[i])
-		}
-		for s := 0; s < intBlock/4; s++ { // 8 steps of 4 inputs
-			copy(xq[(blk*intBlock/4+s)*16+4*ri:][:4], buf[4*s:4*s+4])
+		out := xq[blk*intBlock*4+4*ri:]
+		for s := 0; s < intBlock/4; s++ { // 8 steps of 4 inputs, 16 bytes apart
+			o, v := out[16*s:16*s+4], xb[4*s:4*s+4]
+			for i := range o {
+				o[i] = int8(roundAway(v[i] * id))
+				sum += int32(o[i])
+			}
 		}
 		d[blk*4+ri] = db
 		xs[(blk*intBlock/gs)*4+ri] += db * float32(sum)
