@@ -76,10 +76,15 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 			return nil, err
 		}
 	}
+	tools, err := templateTools(req.Tools, req.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
 	ctxLen := e.info.ContextLength
 	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
 		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Context: ctxLen,
+		Tools: tools,
 	})
 	if err != nil {
 		return nil, err
