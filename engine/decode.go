@@ -70,7 +70,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		}
 		if stop {
 			stats.finish(generated, decodeStart, host)
-			return StopEOS, fed, nil
+			return out.stopReason(id), fed, nil
 		}
 		if n+1 >= j.maxTok {
 			out.flush()
