@@ -27,6 +27,13 @@ func (e *ToolError) Error() string { return e.Msg }
 
 func toolErrorf(format string, a ...any) error { return &ToolError{Msg: fmt.Sprintf(format, a...)} }
 
+// CheckTools refuses tools and a tool choice that Generate would refuse
+// (limits, names, schemas that are not JSON objects), without a model.
+func CheckTools(tools []Tool, choice ToolChoice) error {
+	_, err := templateTools(tools, choice)
+	return err
+}
+
 // templateTools checks the request's tools and turns them into the OpenAI
 // function objects the chat template declares, each schema normalised to
 // what Gemma-4's template reads: every schema gets a "type" (a template
