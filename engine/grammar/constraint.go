@@ -36,6 +36,16 @@ func (c *Constraint) Reset() {
 	c.states = []*stack{{f: frame{k: fValue, n: c.g.root}}}
 }
 
+// Finished reports whether the value is complete and nothing may follow.
+func (c *Constraint) Finished() bool {
+	for _, s := range c.states {
+		if s != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // CanEnd reports whether a stop token is allowed now.
 func (c *Constraint) CanEnd() bool {
 	for _, s := range c.states {

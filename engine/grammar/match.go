@@ -22,9 +22,9 @@ const (
 
 // Object and array phases.
 const (
-	pOpen uint8 = iota // after '{' / '['
-	pValue             // after a member
-	pComma             // after ','
+	pOpen  uint8 = iota // after '{' / '['
+	pValue              // after a member
+	pComma              // after ','
 )
 
 type frame struct {
@@ -49,10 +49,10 @@ type stack struct {
 
 // matcher holds the allocation arena used while computing a mask.
 type matcher struct {
-	g      *Grammar
-	arena  [][]stack
-	chunk  int
-	used   int
+	g       *Grammar
+	arena   [][]stack
+	chunk   int
+	used    int
 	scratch bool
 }
 

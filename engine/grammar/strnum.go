@@ -185,7 +185,7 @@ func (m *matcher) runeFits(f frame) bool {
 	if f.re == nil {
 		return true
 	}
-	k := uint(f.aux - sUTF8) * 6
+	k := uint(f.aux-sUTF8) * 6
 	lo := f.cp << k
 	hi := lo | (1<<k - 1)
 	if f.mant != 0 { // only the lead byte read: not overlong
