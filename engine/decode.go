@@ -93,7 +93,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		if cons != nil && cons.Finished() { // the grammar allows nothing more
 			out.flush()
 			stats.finish(generated, decodeStart, host)
-			return StopEOS, fed, nil
+			return out.stopReason(id), fed, nil
 		}
 		if n+1 >= j.maxTok {
 			out.flush()

@@ -34,7 +34,8 @@ func (e *Engine) newOutput(j *job) *output {
 	}
 	if len(j.req.Tools) > 0 {
 		o.calls = &toolcall.Parser{}
-		o.oneCall = j.req.ParallelToolCalls != nil && !*j.req.ParallelToolCalls
+		// Under a grammar the single call ends in <|tool_response> by itself.
+		o.oneCall = j.req.ParallelToolCalls != nil && !*j.req.ParallelToolCalls && j.constraint == nil
 		o.markup = map[int32]string{}
 		for _, m := range []string{toolcall.CallOpen, toolcall.CallClose, toolcall.Quote} {
 			if id, ok := e.tok.TokenID(m); ok {

@@ -40,6 +40,11 @@ const weatherTool = { type: 'function', function: { name: 'get_weather', descrip
 const client = new OpenAI({ baseURL: base + '/v1', apiKey: 'unused', maxRetries: 0 });
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
 const calls = []; // every call's arguments, validated
+// Every request gets its own seed (reproducible runs) and at most one call
+// (a random model given room for more runs out of tokens mid-call).
+let seedN = 0;
+const seed = () => ++seedN;
+const one = { parallel_tool_calls: false };
 
 function check(name, args) {
   const value = typeof args === 'string' ? JSON.parse(args) : args;
@@ -52,7 +57,7 @@ function check(name, args) {
 const scenarios = {
   // tools + tool_choice "required", not streamed.
   async 'openai tools required'() {
-    const r = await client.chat.completions.create({ model, messages, tools: [weatherTool], tool_choice: 'required', temperature: 1, max_tokens: 96 });
+    const r = await client.chat.completions.create({ model, messages, tools: [weatherTool], tool_choice: 'required', temperature: 1, max_tokens: 96, seed: seed(), ...one });
     const c = r.choices[0];
     if (c.finish_reason !== 'tool_calls' || !c.message.tool_calls?.length) throw new Error('no tool call: ' + JSON.stringify(c));
     if (c.message.content !== null) throw new Error('content beside only calls: ' + JSON.stringify(c.message.content));
@@ -63,7 +68,7 @@ const scenarios = {
   },
   // The same, streamed: the SDK's own accumulator rebuilds the calls.
   async 'openai tools required, streamed'() {
-    const stream = client.chat.completions.stream({ model, messages, tools: [weatherTool], tool_choice: 'required', temperature: 1, max_tokens: 96 });
+    const stream = client.chat.completions.stream({ model, messages, tools: [weatherTool], tool_choice: 'required', temperature: 1, max_tokens: 96, seed: seed(), ...one });
     const r = await stream.finalChatCompletion();
     const c = r.choices[0];
     if (c.finish_reason !== 'tool_calls' || !c.message.tool_calls?.length) throw new Error('no tool call: ' + JSON.stringify(c));
@@ -93,8 +98,8 @@ const scenarios = {
     const provider = createOpenAICompatible({ name: 'perch', baseURL: base + '/v1' });
     let ran = 0;
     const r = await generateText({
-      model: provider(model), prompt: 'What is the weather in Paris?', temperature: 1, maxOutputTokens: 96,
-      toolChoice: 'required', stopWhen: stepCountIs(1),
+      model: provider(model), prompt: 'What is the weather in Paris?', temperature: 1, maxOutputTokens: 96, seed: seed(),
+      toolChoice: 'required', stopWhen: stepCountIs(1), providerOptions: { perch: one },
       tools: { get_weather: aiTool({ description: 'The weather of a city', inputSchema: jsonSchema(weatherSchema),
         execute: async (input) => { ran++; check('ai generateText with a tool', input); return { temperature: 18 }; } }) },
     });
@@ -106,6 +111,7 @@ const scenarios = {
     const provider = createOpenAICompatible({ name: 'perch', baseURL: base + '/v1' });
     const r = streamText({
       model: provider(model), prompt: 'What is the weather in Paris?', temperature: 1, maxOutputTokens: 96, toolChoice: 'required',
+      seed: seed(), providerOptions: { perch: one },
       tools: { get_weather: aiTool({ description: 'The weather of a city', inputSchema: jsonSchema(weatherSchema) }) },
     });
     const tcs = await r.toolCalls;
@@ -118,7 +124,7 @@ const scenarios = {
   // Vercel AI SDK: generateObject with a schema (response_format json_schema).
   async 'ai generateObject'() {
     const provider = createOpenAICompatible({ name: 'perch', baseURL: base + '/v1', supportsStructuredOutputs: true });
-    const r = await generateObject({ model: provider(model), schema: jsonSchema(objectSchema), prompt: 'Describe a perch.', temperature: 1, maxOutputTokens: 96 });
+    const r = await generateObject({ model: provider(model), schema: jsonSchema(objectSchema), prompt: 'Describe a perch.', temperature: 1, maxOutputTokens: 96, seed: seed() });
     if (!validObject(r.object)) throw new Error('object ' + JSON.stringify(r.object) + ': ' + ajv.errorsText(validObject.errors));
   },
   // OpenAI Agents SDK: a function tool over the Chat Completions model.
@@ -128,13 +134,16 @@ const scenarios = {
     const agent = new Agent({
       name: 'weather', instructions: 'Answer with the weather tool.',
       model: new OpenAIChatCompletionsModel(client, model),
-      modelSettings: { toolChoice: 'required', temperature: 1, maxTokens: 96 },
+      modelSettings: { toolChoice: 'required', temperature: 1, maxTokens: 96, parallelToolCalls: false, providerData: { seed: seed() } },
+      // With random weights only the constrained call makes sense: its
+      // result is the answer. ("all" lets the model answer after it.)
+      ...(mode === 'all' ? {} : { toolUseBehavior: 'stop_on_first_tool' }),
       tools: [agentTool({ name: 'get_weather', description: 'The weather of a city', parameters: weatherSchema, strict: true,
         execute: async (input) => { ran++; check('agents function tool', input); return 'Sunny, 18C'; } })],
     });
     const result = await run(agent, 'What is the weather in Paris?', { maxTurns: 4 });
     if (ran < 1) throw new Error('the tool never ran');
-    if (typeof result.finalOutput !== 'string') throw new Error('no final output');
+    if (typeof result.finalOutput !== 'string' || (mode !== 'all' && result.finalOutput !== 'Sunny, 18C')) throw new Error('final output ' + JSON.stringify(result.finalOutput));
   },
 };
 
