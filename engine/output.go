@@ -2,6 +2,7 @@ package engine
 
 import (
 	"perch/engine/chatoutput"
+	"perch/engine/tokenizer"
 	"perch/engine/toolcall"
 )
 
@@ -17,6 +18,8 @@ type output struct {
 	// markup maps the tool syntax's token ids to their text (the splitter
 	// drops special tokens; the parser reads these).
 	markup       map[int32]string
+	tok          *tokenizer.Tokenizer
+	stops        map[int32]bool
 	toolResponse int32 // <|tool_response>: the model hands over to the caller
 	made         int   // tool calls that parsed
 	oneCall      bool  // parallel_tool_calls false: the first call ends the answer
@@ -27,7 +30,7 @@ func (e *Engine) newOutput(j *job) *output {
 	if j.req.IgnoreEOS {
 		stops = nil
 	}
-	o := &output{j: j, toolResponse: -1,
+	o := &output{j: j, toolResponse: -1, tok: e.tok, stops: stops,
 		split: chatoutput.New(e.tok, chatoutput.Config{Stop: stops, StopStrings: j.req.Stop, SkipSpecial: true})}
 	if id, ok := e.tok.TokenID(toolcall.ResponseOpen); ok {
 		o.toolResponse = id
@@ -49,7 +52,13 @@ func (e *Engine) newOutput(j *job) *output {
 // token handles one id; false means a stop token, a stop string or (with
 // parallel_tool_calls false) a finished call ended the answer.
 func (o *output) token(id int32) bool {
-	if m, ok := o.markup[id]; ok {
+	m, ok := o.markup[id]
+	if !ok && o.calls != nil && o.calls.InCall() && !o.stops[id] && o.tok.IsSpecial(id) {
+		// Inside a call a special token (<|channel>, say, in a string the
+		// template wrote unescaped) is the call's text, not a switch.
+		m, ok = o.tok.IDToken(id), true
+	}
+	if ok {
 		o.emit(id, o.split.Flush(), m)
 		return !o.oneCall || o.made == 0
 	}

@@ -86,6 +86,10 @@ type Parser struct {
 	done      bool            // a stop marker ended the output
 }
 
+// InCall reports whether the output is inside a call (its special tokens
+// are then the call's text).
+func (p *Parser) InCall() bool { return p.state == inCall }
+
 // Write consumes the next piece of output and returns the events it completes.
 func (p *Parser) Write(s string) []Event {
 	p.pend += s
