@@ -17,7 +17,7 @@ import (
 // caches (they then hold the prompt and generated[:fed]).
 func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, stats *Stats) (string, int, error) {
 	b, text := e.b, e.model.Text
-	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.gen.SuppressTokens)
+	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.suppressed(j.req))
 	defer sampler.Release()
 	out := e.newOutput(j)
 	// A grammar masks each step from the token before it, so constrained

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+
+	"perch/engine/toolcall"
 )
 
 // Limits on a request's tools, checked before anything is rendered.
@@ -26,6 +29,19 @@ type ToolError struct{ Msg string }
 func (e *ToolError) Error() string { return e.Msg }
 
 func toolErrorf(format string, a ...any) error { return &ToolError{Msg: fmt.Sprintf(format, a...)} }
+
+// suppressed are the token ids the request never samples: the
+// generation_config's, and <|tool_call> under tool_choice none (the tools
+// are shown, no call is made).
+func (e *Engine) suppressed(req Request) []int32 {
+	ids := e.gen.SuppressTokens
+	if len(req.Tools) > 0 && req.ToolChoice.Mode == ToolNone {
+		if id, ok := e.tok.TokenID(toolcall.CallOpen); ok {
+			ids = append(slices.Clip(ids), id)
+		}
+	}
+	return ids
+}
 
 // CheckTools refuses tools and a tool choice that Generate would refuse
 // (limits, names, schemas that are not JSON objects), without a model.

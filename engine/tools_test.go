@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -143,5 +144,22 @@ func TestToolsThroughGenerate(t *testing.T) {
 	thought := len(e.tok.Encode("<|channel>thought\n<channel|>", false))
 	if first := done.Stats.PromptTokens; last.Stats.PrefixReused != first-thought {
 		t.Fatalf("the follow-up reused %d prompt tokens; the first prompt had %d", last.Stats.PrefixReused, first)
+	}
+}
+
+// TestToolChoiceNoneSuppressesCalls: under tool_choice none the sampler
+// never draws <|tool_call>; under auto it may.
+func TestToolChoiceNoneSuppressesCalls(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{})
+	open, ok := e.tok.TokenID("<|tool_call>")
+	if !ok {
+		t.Fatal("the tiny tokenizer has no <|tool_call>")
+	}
+	tools := []Tool{weatherTool}
+	if ids := e.suppressed(Request{Tools: tools, ToolChoice: ToolChoice{Mode: ToolNone}}); !slices.Contains(ids, open) {
+		t.Fatalf("none: suppressed %v", ids)
+	}
+	if ids := e.suppressed(Request{Tools: tools}); slices.Contains(ids, open) {
+		t.Fatalf("auto: suppressed %v", ids)
 	}
 }
