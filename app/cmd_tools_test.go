@@ -40,7 +40,7 @@ func TestToolsParse(t *testing.T) {
 func TestAskTools(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "tools.json")
-	os.WriteFile(good, []byte(`[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"properties":{"city":{}}}}}]`), 0o644)
+	os.WriteFile(good, []byte(`[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"properties":{"city":{"type":"string","maxLength":10}},"required":["city"],"additionalProperties":false}}}]`), 0o644)
 	var out, errb bytes.Buffer
 	if code := runAsk([]string{"--model", tinyModel, "--backend", "go", "--tools", good, "--tool-choice", "auto", "--max-tokens", "2", "--json", "hi"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
@@ -63,6 +63,30 @@ func TestAskTools(t *testing.T) {
 	json.Unmarshal([]byte(lines[len(lines)-1]), &plain)
 	if done.Stats.PromptTokens <= plain.Stats.PromptTokens+10 {
 		t.Fatalf("with tools the prompt has %d tokens, without %d: the declaration is missing", done.Stats.PromptTokens, plain.Stats.PromptTokens)
+	}
+	// Under tool_choice required the (random) model's call is printed.
+	out.Reset()
+	if code := runAsk([]string{"--model", tinyModel, "--backend", "go", "--tools", good, "--tool-choice", "required", "--temperature", "1",
+		"--seed", "3", "--max-tokens", "64", "--json", "hi"}, &out, &errb); code != 0 {
+		t.Fatalf("required: exit %d: %s", code, errb.String())
+	}
+	var call struct {
+		Type      string
+		Name      string
+		Arguments map[string]any
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, `"type":"tool_call"`) {
+			json.Unmarshal([]byte(line), &call)
+		}
+	}
+	if call.Name != "get_weather" || call.Arguments == nil || !strings.Contains(out.String(), `"stop_reason":"tool_calls"`) {
+		t.Fatalf("required: printed %s", out.String())
+	}
+	out.Reset()
+	runAsk([]string{"--model", tinyModel, "--backend", "go", "--tools", good, "--tool-choice", "required", "--seed", "3", "--max-tokens", "64", "hi"}, &out, &errb)
+	if !strings.Contains(out.String(), "[tool call] get_weather {") {
+		t.Fatalf("required, text: printed %q", out.String())
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"not":"a list"}`), 0o644)

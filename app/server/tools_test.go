@@ -189,3 +189,30 @@ func TestBadToolRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedCallKeepsItsText: a call that did not parse still reaches
+// the client as a call, its text as the arguments, so the client's JSON
+// parse fails loudly instead of the markup landing in content.
+func TestMalformedCallKeepsItsText(t *testing.T) {
+	f := newFakeEngine(8)
+	f.calls = []engine.ParsedCall{{ID: "call_x", Name: "f", Raw: `<|tool_call>call:f{a:<|"|>open}<tool_call|>`, Err: fmt.Errorf("not closed")}}
+	f.stop = engine.StopToolCalls
+	_, ts := newTestServer(t, f, Options{})
+	resp := post(t, ts.URL, `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`)
+	defer resp.Body.Close()
+	var r struct {
+		Choices []struct {
+			Message struct {
+				Content   *string
+				ToolCalls []struct {
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&r)
+	m := r.Choices[0].Message
+	if m.Content != nil || len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != "f" || m.ToolCalls[0].Function.Arguments != f.calls[0].Raw {
+		t.Fatalf("message %+v", m)
+	}
+}
