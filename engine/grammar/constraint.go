@@ -59,9 +59,14 @@ func (c *Constraint) CanEnd() bool {
 // Mask computes the allowed tokens as a bitset over the vocabulary (bit i
 // of word i/64); it is valid until the next call.
 func (c *Constraint) Mask() []uint64 {
-	clear(c.mask)
 	c.m.scratch = true
-	c.walk(0, c.states, 0)
+	if sl, room := c.stringSlice(); sl != nil {
+		copy(c.mask, sl.upTo[min(room, len(sl.upTo)-1)])
+		c.walk(&sl.rest, 0, c.states, 0)
+	} else {
+		clear(c.mask)
+		c.walk(&c.v.all, 0, c.states, 0)
+	}
 	c.m.scratch = false
 	c.m.resetArena()
 	if c.CanEnd() {
@@ -79,8 +84,27 @@ func (c *Constraint) Allowed(id int32) bool {
 	return id >= 0 && int(id) < c.v.size && c.mask[id>>6]&(1<<(id&63)) != 0
 }
 
-func (c *Constraint) walk(node int32, states []*stack, depth int) {
-	v := c.v
+// stringSlice is the slicer for the current state when it is one string
+// with no regex, and how many characters that string still has room for.
+func (c *Constraint) stringSlice() (*slicer, int) {
+	if len(c.states) != 1 || c.states[0] == nil {
+		return nil, 0
+	}
+	f := &c.states[0].f
+	if f.k != fStr || f.re != nil || (f.aux != sPlain && f.aux != sAfterLT) {
+		return nil, 0
+	}
+	room := 1 << 30
+	if !f.key && f.n.maxLen >= 0 {
+		room = f.n.maxLen - int(f.cnt)
+	}
+	if c.g.tool {
+		return &c.v.tool, room
+	}
+	return &c.v.json, room
+}
+
+func (c *Constraint) walk(v *trie, node int32, states []*stack, depth int) {
 	if depth > 0 {
 		for _, id := range v.toks[v.tokAt[node]:v.tokAt[node+1]] {
 			c.mask[id>>6] |= 1 << (id & 63)
@@ -100,7 +124,7 @@ func (c *Constraint) walk(node int32, states []*stack, depth int) {
 		}
 		c.bufs[depth] = next
 		if len(next) > 0 {
-			c.walk(v.to[e], next, depth+1)
+			c.walk(v, v.to[e], next, depth+1)
 		}
 	}
 }

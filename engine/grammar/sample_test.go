@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"bytes"
+	"slices"
 	"encoding/json"
 	"math/rand/v2"
 	"os/exec"
@@ -41,6 +42,12 @@ func sampleConstrained(t *testing.T, g *Grammar, v *Vocab, rng *rand.Rand, maxTo
 	c := NewConstraint(g, v, []int32{stop})
 	var out []byte
 	for n := 0; n < maxTokens; n++ {
+		if n%5 == 0 { // the slicer's shortcut gives the full walk's mask
+			full := c.fullMask()
+			if fast := c.Mask(); !slices.Equal(full, fast) {
+				t.Fatalf("sliced mask differs from the full walk after %q", out)
+			}
+		}
 		mask := c.Mask()
 		var allowed []int32
 		for w, bits := range mask {
@@ -185,4 +192,19 @@ func TestSampledAnswersValidate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fullMask is Mask without the slicer: the whole trie walked.
+func (c *Constraint) fullMask() []uint64 {
+	clear(c.mask)
+	c.m.scratch = true
+	c.walk(&c.v.all, 0, c.states, 0)
+	c.m.scratch = false
+	c.m.resetArena()
+	if c.CanEnd() {
+		for _, id := range c.stops {
+			c.mask[id>>6] |= 1 << (id & 63)
+		}
+	}
+	return slices.Clone(c.mask)
 }
