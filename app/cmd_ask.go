@@ -47,6 +47,7 @@ type askFlags struct {
 	ignoreEOS, jsonOut, think, int8Prefill        bool
 	media                                         []mediaArg
 	set                                           map[string]bool
+	tools                                         toolFlags
 }
 
 func parseAsk(args []string, stderr io.Writer) (*askFlags, string, error) {
@@ -84,6 +85,9 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	fs.IntVar(&f.maxSoftTokens, "max-soft-tokens", 0, "image soft-token budget: 70, 140, 280, 560 or 1120")
 	fs.Float64Var(&f.fps, "fps", 0, "video frames sampled per second (default 2)")
 	fs.IntVar(&f.maxFrames, "max-frames", 0, "most video frames (default 32)")
+	if verb == "ask" {
+		f.tools.register(fs)
+	}
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -137,6 +141,9 @@ func attachments(media []mediaArg) ([]engine.Part, error) {
 
 func (f *askFlags) request(prompt string) (engine.Request, error) {
 	req := f.settings()
+	if err := f.tools.apply(&req); err != nil {
+		return req, err
+	}
 	if f.promptIDs != "" {
 		for _, s := range strings.Split(f.promptIDs, ",") {
 			v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
@@ -241,6 +248,8 @@ func (o *askOutput) event(ev engine.Event, _ *engine.Collector) {
 	switch ev.Kind {
 	case engine.EventToken:
 		o.token(ev.Token)
+	case engine.EventToolCall:
+		o.toolCall(ev.Call)
 	case engine.EventDone:
 		o.done(ev)
 	}

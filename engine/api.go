@@ -10,6 +10,7 @@ import (
 
 	"perch/engine/gemma4"
 	"perch/engine/prompt"
+	"perch/engine/toolcall"
 )
 
 // ErrBusy is returned by Generate at once when the request queue, or the
@@ -155,6 +156,10 @@ const (
 	EventToken                     // Token
 	EventDone                      // Stats, StopReason
 	EventError                     // Err
+	// EventToolCall is a tool call the model made (Call), sent as soon as
+	// it closes. A call that does not parse has Call.Err and Call.Raw set
+	// (its text, markup included); the answer goes on.
+	EventToolCall
 )
 
 // Token is one generated token and the text it adds.
@@ -166,9 +171,10 @@ type Token struct {
 
 // Stop reasons reported in Done events.
 const (
-	StopEOS       = "stop"      // a stop token or stop string
-	StopMaxTokens = "length"    // MaxTokens reached
-	StopCancelled = "cancelled" // ctx cancelled
+	StopEOS       = "stop"       // a stop token or stop string
+	StopMaxTokens = "length"     // MaxTokens reached
+	StopCancelled = "cancelled"  // ctx cancelled
+	StopToolCalls = "tool_calls" // the model called tools and handed over (<|tool_response>)
 )
 
 // Stats summarise a finished generation.
@@ -198,4 +204,10 @@ type Event struct {
 	Stats      *Stats
 	StopReason string
 	Err        error
+	Call       ParsedCall
 }
+
+// ParsedCall is a tool call read from the model's output: an ID, the
+// function's name and its arguments as a JSON object, or Err and the Raw
+// text when the call does not parse.
+type ParsedCall = toolcall.Call

@@ -14,14 +14,15 @@ var ErrNoResult = errors.New("the model stopped without finishing")
 // ended. Exactly one ending counts; events after it are ignored.
 type Collector struct {
 	text, thinking strings.Builder
-	Tokens         int     // token events seen
-	Position       int     // requests ahead while queued
-	Stage          Stage   // the latest progress stage ("" before any)
-	Fraction       float64 // of Stage
-	Done           bool    // a Done or Error event arrived (or the channel closed)
-	Stats          *Stats  // from Done
-	StopReason     string  // from Done
-	Err            error   // from Error, or ErrNoResult
+	Tokens         int          // token events seen
+	Position       int          // requests ahead while queued
+	Stage          Stage        // the latest progress stage ("" before any)
+	Fraction       float64      // of Stage
+	Done           bool         // a Done or Error event arrived (or the channel closed)
+	Stats          *Stats       // from Done
+	StopReason     string       // from Done
+	Err            error        // from Error, or ErrNoResult
+	Calls          []ParsedCall // tool calls, in order
 }
 
 // Add takes one event.
@@ -41,6 +42,8 @@ func (c *Collector) Add(ev Event) {
 		} else {
 			c.text.WriteString(ev.Token.Text)
 		}
+	case EventToolCall:
+		c.Calls = append(c.Calls, ev.Call)
 	case EventDone:
 		c.Done, c.Stats, c.StopReason = true, ev.Stats, ev.StopReason
 	case EventError:

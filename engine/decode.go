@@ -17,22 +17,35 @@ import (
 // caches (they then hold the prompt and generated[:fed]).
 func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, stats *Stats) (string, int, error) {
 	b, text := e.b, e.model.Text
-	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.gen.SuppressTokens)
+	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.suppressed(j.req))
 	defer sampler.Release()
 	out := e.newOutput(j)
-	pipeline := lazy(b) && !j.params.UsesHistory()
+	// A grammar masks each step from the token before it, so constrained
+	// decoding reads every token before building the next step.
+	cons := j.constraint
+	pipeline := lazy(b) && !j.params.UsesHistory() && cons == nil
+	var allow []bool
+	if cons != nil {
+		allow = make([]bool, e.cfg.Text.VocabSize)
+	}
+	draw := func(l tensor.Tensor, history []int32) tensor.Tensor {
+		if cons == nil {
+			return sampler.Sample(l, history)
+		}
+		return sampler.SampleAllowed(l, history, allowMask(b, cons, allow))
+	}
 
 	fed := 0
 	// step returns the next token and its logits' sum (checkFinite).
 	step := func(y tensor.Tensor, history []int32) (tensor.Tensor, tensor.Tensor) {
 		fed++
 		l := text.Forward(gemma4.Inputs{IDs: b.Reshape(y, 1, 1)}, caches)
-		return sampler.Sample(l, history), logitSum(b, l)
+		return draw(l, history), logitSum(b, l)
 	}
 	var generated []int32
 	var decodeStart time.Time
 	var host time.Duration
-	y, ySum := sampler.Sample(logits, nil), logitSum(b, logits)
+	y, ySum := draw(logits, nil), logitSum(b, logits)
 	if err := b.AsyncEval(y, ySum); err != nil {
 		return "", 0, err
 	}
@@ -58,6 +71,11 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 			return "", fed, fmt.Errorf("decode step %d: %w", n, err)
 		}
 		id := ids[0]
+		if cons != nil {
+			if err := cons.Advance(id); err != nil {
+				return "", fed, fmt.Errorf("decode step %d: %w", n, err)
+			}
+		}
 		generated = append(generated, id)
 		if n == 0 {
 			stats.TimeToFirst = time.Since(j.start)
@@ -70,7 +88,12 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 		}
 		if stop {
 			stats.finish(generated, decodeStart, host)
-			return StopEOS, fed, nil
+			return out.stopReason(id), fed, nil
+		}
+		if cons != nil && cons.Finished() { // the grammar allows nothing more
+			out.flush()
+			stats.finish(generated, decodeStart, host)
+			return out.stopReason(id), fed, nil
 		}
 		if n+1 >= j.maxTok {
 			out.flush()

@@ -92,6 +92,7 @@ type Engine struct {
 	rt       gemma4.Runtime // KV element size and prefill chunk (the fit check's too)
 	sess     session
 
+	vocab    vocabulary  // grammar masks' token trie (constrain.go)
 	adapters adapterSet  // LoRA adapters requests asked for (adapters.go)
 	training atomic.Bool // a fine-tuning run holds the queue (train_job.go)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"perch/engine/gemma4"
+	"perch/engine/grammar"
 	"perch/engine/kvcache"
 	"perch/engine/sample"
 	"perch/engine/tensor"
@@ -26,6 +27,8 @@ type job struct {
 	control  func(tensor.Backend) // set for engine-thread chores instead of a generation
 	release  func()               // frees the job's context
 	adapter  *requestAdapter      // LoRA adapter of the request, nil for the base model
+	// constraint, when set, is the grammar the answer follows.
+	constraint *grammar.Constraint
 }
 
 // send delivers an event unless the caller has gone away.
@@ -70,16 +73,25 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	cons, err := e.compileConstraint(req)
+	if err != nil {
+		return nil, err
+	}
 	var adapter *requestAdapter
 	if dir := cmp.Or(req.Adapter, e.opts.Adapter); dir != "" {
 		if adapter, err = e.adapters.load(dir, e.model.Text); err != nil {
 			return nil, err
 		}
 	}
+	tools, err := templateTools(req.Tools, req.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
 	ctxLen := e.info.ContextLength
 	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
 		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Context: ctxLen,
+		Tools: tools,
 	})
 	if err != nil {
 		return nil, err
@@ -99,7 +111,8 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	jctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(e.life, cancel)
 	return &job{ctx: jctx, release: func() { stop(); cancel() }, req: req, prompt: prompt, prep: prep,
-		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now(), adapter: adapter}, nil
+		params: params, maxTok: maxTok, events: make(chan Event, 64), start: time.Now(), adapter: adapter,
+		constraint: cons}, nil
 }
 
 // samplingParams merges request overrides onto generation_config defaults

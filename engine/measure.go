@@ -27,9 +27,13 @@ type MessageSize struct {
 // placeholders expanded) and counts its prompt, without queueing anything.
 // A prompt longer than the context is measured, not refused.
 func (e *Engine) Measure(ctx context.Context, req Request) (Measure, error) {
+	tools, err := templateTools(req.Tools, req.ToolChoice)
+	if err != nil {
+		return Measure{}, err
+	}
 	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
-		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio,
+		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Tools: tools,
 	})
 	if err != nil {
 		return Measure{}, err

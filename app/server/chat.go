@@ -256,16 +256,20 @@ func usageOf(st *engine.Stats) usage {
 }
 
 func finishReason(stop string) string {
-	if stop == engine.StopMaxTokens {
+	switch stop {
+	case engine.StopMaxTokens:
 		return "length"
+	case engine.StopToolCalls:
+		return "tool_calls"
 	}
 	return "stop"
 }
 
 type message struct {
-	Role             string `json:"role"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string           `json:"role"`
+	Content          *string          `json:"content"` // null when the answer is only tool calls
+	ReasoningContent string           `json:"reasoning_content,omitempty"`
+	ToolCalls        []map[string]any `json:"tool_calls,omitempty"`
 }
 
 type choice struct {
@@ -295,11 +299,14 @@ func (s *Server) complete(w http.ResponseWriter, c *completion, events <-chan en
 		c.outcome = "cancelled by the client"
 	default:
 		c.outcome = finishReason(a.StopReason)
+		msg := message{Role: "assistant", ReasoningContent: a.Thinking(), ToolCalls: wireCalls(a.Calls)}
+		if text := a.Text(); text != "" || len(a.Calls) == 0 {
+			msg.Content = &text
+		}
 		writeJSON(w, http.StatusOK, response{
 			ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-			Choices: []choice{{Message: message{Role: "assistant", Content: a.Text(), ReasoningContent: a.Thinking()},
-				FinishReason: finishReason(a.StopReason)}},
-			Usage: usageOf(a.Stats),
+			Choices: []choice{{Message: msg, FinishReason: finishReason(a.StopReason)}},
+			Usage:   usageOf(a.Stats),
 		})
 	}
 }

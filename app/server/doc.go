@@ -17,9 +17,15 @@
 // (base64), audio_url and video_url; temperature, top_p, top_k, min_p,
 // repetition_penalty, max_tokens / max_completion_tokens, seed, stop,
 // stream, stream_options.include_usage, chat_template_kwargs.enable_thinking
-// (thinking streams as delta.reasoning_content, as vLLM and LM Studio do).
-// n > 1, tools, logprobs and non-text response_format are refused with a
-// 400 naming the parameter rather than ignored. Any "model" value is
+// (thinking streams as delta.reasoning_content, as vLLM and LM Studio do);
+// tools, tool_choice (auto, none, required, a named function),
+// parallel_tool_calls and response_format (text, json_object, json_schema;
+// constrained by the engine's grammar), assistant tool_calls and role
+// "tool" messages. Calls answer as message.tool_calls (content null when
+// there is nothing else) or streamed delta.tool_calls (index, id, type and
+// name first, then the arguments in pieces), with finish_reason
+// "tool_calls". n > 1 and logprobs are refused with a 400 naming the
+// parameter rather than ignored. Any "model" value is
 // accepted and answered by the loaded model (as LM Studio does with one
 // model loaded); answers carry the loaded model's id.
 //

@@ -22,8 +22,9 @@ type fakeEngine struct {
 	stepDelay time.Duration
 	stats     engine.Stats
 	stop      string
-	failAfter int  // >0: an Error event after this many tokens
-	tagTokens bool // the first token's text is "#<job id>"
+	failAfter int                 // >0: an Error event after this many tokens
+	tagTokens bool                // the first token's text is "#<job id>"
+	calls     []engine.ParsedCall // sent after the tokens
 
 	mu        sync.Mutex
 	seq       int
@@ -145,6 +146,9 @@ func (f *fakeEngine) run(job *fakeJob) {
 			cancelled()
 			return
 		}
+	}
+	for _, c := range f.calls {
+		send(engine.Event{Kind: engine.EventToolCall, Call: c})
 	}
 	st := f.stats
 	job.ch <- engine.Event{Kind: engine.EventDone, StopReason: f.stop, Stats: &st}

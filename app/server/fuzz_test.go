@@ -21,6 +21,9 @@ func FuzzChatRequest(f *testing.F) {
 		`{"messages":[{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`,
 		`{"messages":[{"role":"user","content":[1,2]}]}`,
 		`{"messages":[{"role":"user","content":"x"}],"stop":["a","b"],"n":1,"max_completion_tokens":3}`,
+		`{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
+		  {"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"a":{}}}}}],
+		  "tool_choice":{"type":"function","function":{"name":"f"}},"parallel_tool_calls":false,"response_format":{"type":"json_schema","json_schema":{"schema":{}}}}`,
 		`{"messages":[]} {}`,
 		`[[[[[[[[[[`,
 	} {

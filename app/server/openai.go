@@ -40,11 +40,11 @@ type chatRequest struct {
 	Seed                *int64          `json:"seed"`
 	Stop                json.RawMessage `json:"stop"`
 	N                   *int            `json:"n"`
-	Tools               []any           `json:"tools"`
-	ResponseFormat      *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-	Logprobs bool `json:"logprobs"`
+	Tools               []toolDef       `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	ResponseFormat      *responseFormat `json:"response_format"`
+	Logprobs            bool            `json:"logprobs"`
 	// Truncation "auto" leaves the oldest turns out when the conversation
 	// does not fit the context (Perch's policy; OpenAI's Responses API
 	// spelling); "disabled" or absent refuses the request instead.
@@ -62,6 +62,9 @@ type chatMessage struct {
 	Role             string          `json:"role"`
 	Content          json.RawMessage `json:"content"`
 	ReasoningContent string          `json:"reasoning_content"`
+	ToolCalls        []wireToolCall  `json:"tool_calls"`
+	ToolCallID       string          `json:"tool_call_id"`
+	Name             string          `json:"name"`
 }
 
 type contentPart struct {
@@ -191,11 +194,8 @@ func (c *chatCall) readOptions(cr *chatRequest) error {
 	if cr.N != nil && *cr.N != 1 {
 		return badParam("n", "only n=1 is supported")
 	}
-	if len(cr.Tools) > 0 {
-		return badParam("tools", "tools (function calling) are not supported by this server yet")
-	}
-	if cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text" {
-		return badParam("response_format", "response_format %q is not supported; only \"text\"", cr.ResponseFormat.Type)
+	if err := c.readTools(cr); err != nil {
+		return err
 	}
 	switch cr.Truncation {
 	case "", "disabled":
@@ -259,8 +259,13 @@ func (c *chatCall) readMessage(i int, m chatMessage, maxMedia int64) (engine.Mes
 	case "assistant":
 		msg.Role = engine.RoleAssistant
 		msg.Thinking = m.ReasoningContent
+		calls, err := readToolCalls(param, m.ToolCalls)
+		if err != nil {
+			return msg, err
+		}
+		msg.ToolCalls = calls
 	case "tool":
-		msg.Role = engine.RoleTool
+		msg.Role, msg.ToolCallID, msg.ToolName = engine.RoleTool, m.ToolCallID, m.Name
 	default:
 		return msg, badParam(param+".role", "role %q is not one of system, developer, user, assistant, tool", truncate(m.Role, 40))
 	}

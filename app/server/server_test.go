@@ -319,7 +319,7 @@ func TestBadRequestsGetOpenAIErrors(t *testing.T) {
 		{`{"messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n"},
 		{`{"messages":[{"role":"user","content":"x"}],"max_tokens":0}`, 400, "max_tokens"},
 		{`{"messages":[{"role":"user","content":"x"}],"stop":[1]}`, 400, "stop"},
-		{`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}`, 400, "tools"},
+		{`{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}`, 400, "tools[0]"},
 		{`{"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"!!!"}}]}]}`, 400, "messages[0].content[0].input_audio.data"},
 		{`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"file:///etc/passwd"}}]}]}`, 400, "messages[0].content[0]"},
 		{`{"messages":[{"role":"user","content":"` + strings.Repeat("a", 5000) + `"}]}`, 413, ""},

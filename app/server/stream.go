@@ -98,7 +98,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c *completion, e
 	out := newSSE(w, c)
 	out.send(append(append(out.prefix[:len(out.prefix):len(out.prefix)], `{"role":"assistant","content":""}`...), out.open...))
 	base := chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model}
+	calls := 0
 	a := engine.Collect(events, func(ev engine.Event, a *engine.Collector) {
+		if ev.Kind == engine.EventToolCall && !a.Done {
+			out.toolCall(calls, ev.Call)
+			calls++
+			return
+		}
 		if ev.Kind != engine.EventToken || ev.Token.Text == "" || a.Done {
 			return
 		}

@@ -167,6 +167,10 @@ type PrepareOptions struct {
 	// the text's length alone where that suffices (before rendering,
 	// decoding or tokenizing).
 	Context int
+	// Tools are OpenAI function tools ({"type": "function", "function":
+	// {name, description, parameters}}) the template declares in the system
+	// turn; their schemas must already carry what the template reads (type).
+	Tools []json.RawMessage
 }
 
 // Prepared is a prompt ready for the model.
@@ -270,6 +274,9 @@ func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
 		for _, part := range m.Content {
 			n += len(part.Text)
 		}
+		for _, c := range m.ToolCalls {
+			n += len(c.Arguments)
+		}
 	}
 	if least := n / per; least >= o.Context {
 		return &ContextError{Prompt: least, Context: o.Context, AtLeast: true}
@@ -279,15 +286,21 @@ func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
 
 // render applies the chat template.
 func (p *Processor) render(ctx context.Context, msgs []prompt.Message, o PrepareOptions, addGen bool) (string, error) {
-	in := chattemplate.Input{AddGenerationPrompt: addGen}
+	in := chattemplate.Input{AddGenerationPrompt: addGen, Tools: o.Tools}
 	if o.EnableThinking {
 		in.EnableThinking = chattemplate.Bool(true)
 	}
 	for _, m := range msgs {
-		tm := chattemplate.Message{Role: string(m.Role), Reasoning: m.Thinking}
-		if len(m.Content) == 1 && m.Content[0].Type == prompt.Text {
+		tm := chattemplate.Message{Role: string(m.Role), Reasoning: m.Thinking, ToolCallID: m.ToolCallID, Name: m.ToolName}
+		for _, c := range m.ToolCalls {
+			tm.ToolCalls = append(tm.ToolCalls, chattemplate.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		switch {
+		case len(m.Content) == 0:
+			// no content (an assistant turn of only tool calls)
+		case len(m.Content) == 1 && m.Content[0].Type == prompt.Text:
 			tm.Content = m.Content[0].Text
-		} else {
+		default:
 			tm.Parts = []chattemplate.Part{}
 			for _, part := range m.Content {
 				tm.Parts = append(tm.Parts, chattemplate.Part{Type: string(part.Type), Text: part.Text})

@@ -80,16 +80,20 @@ func (s *Sampler) Release() {
 // argmax of logits [.., V] (the last position) in float32, never picking
 // an id of suppress (bool [V], or nil); int32 [1].
 func Greedy(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) tensor.Tensor {
-	x, _ := prepare(b, logits, suppress, vocab)
+	x, _ := prepare(b, logits, suppress, nil, vocab)
 	return b.Reshape(b.Argmax(x, -1), 1)
 }
 
-// prepare is logits as float32 [1, V] with suppressed ids at -Inf, and -Inf.
-func prepare(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) (x, negInf tensor.Tensor) {
+// prepare is logits as float32 [1, V] with suppressed ids, and ids outside
+// allow (bool [V], or nil), at -Inf; and -Inf.
+func prepare(b tensor.Backend, logits, suppress, allow tensor.Tensor, vocab int) (x, negInf tensor.Tensor) {
 	x = b.AsType(b.Reshape(logits, 1, vocab), tensor.Float32)
 	negInf = b.Scalar(math.Inf(-1), tensor.Float32)
 	if suppress != nil {
 		x = b.Where(suppress, negInf, x)
+	}
+	if allow != nil {
+		x = b.Where(allow, x, negInf)
 	}
 	return x, negInf
 }
@@ -97,8 +101,14 @@ func prepare(b tensor.Backend, logits, suppress tensor.Tensor, vocab int) (x, ne
 // Sample takes logits [.., V] (the last position) and returns int32 [1];
 // recent are the latest known tokens for the repetition penalty.
 func (s *Sampler) Sample(logits tensor.Tensor, recent []int32) tensor.Tensor {
+	return s.SampleAllowed(logits, recent, nil)
+}
+
+// SampleAllowed is Sample drawing only among the ids allow (bool [V])
+// holds true: a grammar's mask, applied before every filter.
+func (s *Sampler) SampleAllowed(logits tensor.Tensor, recent []int32, allow tensor.Tensor) tensor.Tensor {
 	b := s.b
-	x, negInf := prepare(b, logits, s.suppress, s.vocab)
+	x, negInf := prepare(b, logits, s.suppress, allow, s.vocab)
 	if s.p.UsesHistory() && len(recent) > 0 {
 		x = s.penalize(x, recent)
 	}

@@ -1,0 +1,169 @@
+package grammar
+
+import "fmt"
+
+// maxStates bounds the readings kept open at one point; past it the rest
+// are dropped, which can only refuse more, never accept what is invalid.
+const maxStates = 256
+
+// Constraint is one generation's progress through a grammar.
+type Constraint struct {
+	g      *Grammar
+	v      *Vocab
+	stops  []int32 // allowed once the grammar may end
+	m      matcher
+	states []*stack
+	bufs   [][]*stack
+	mask   []uint64
+}
+
+// NewConstraint starts a generation; stops are the ids that may end it
+// once the value is complete (EOS, end of turn; for tool calls the
+// <|tool_response> token).
+func NewConstraint(g *Grammar, v *Vocab, stops []int32) *Constraint {
+	c := &Constraint{g: g, v: v, stops: stops, mask: make([]uint64, (v.size+63)/64)}
+	c.m.g = g
+	c.Reset()
+	return c
+}
+
+// Reset goes back to the start.
+func (c *Constraint) Reset() {
+	if c.g.calls != nil {
+		c.states = []*stack{{f: frame{k: fCalls, phase: pOpen}}}
+		return
+	}
+	c.states = []*stack{{f: frame{k: fValue, n: c.g.root}}}
+}
+
+// Finished reports whether the value is complete and nothing may follow.
+func (c *Constraint) Finished() bool {
+	for _, s := range c.states {
+		if s != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// CanEnd reports whether a stop token is allowed now.
+func (c *Constraint) CanEnd() bool {
+	for _, s := range c.states {
+		if c.m.canEnd(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Mask computes the allowed tokens as a bitset over the vocabulary (bit i
+// of word i/64); it is valid until the next call.
+func (c *Constraint) Mask() []uint64 {
+	c.m.scratch = true
+	if sl, room := c.stringSlice(); sl != nil {
+		copy(c.mask, sl.upTo[min(room, len(sl.upTo)-1)])
+		c.walk(&sl.rest, 0, c.states, 0)
+	} else {
+		clear(c.mask)
+		c.walk(&c.v.all, 0, c.states, 0)
+	}
+	c.m.scratch = false
+	c.m.resetArena()
+	if c.CanEnd() {
+		for _, id := range c.stops {
+			if int(id) < c.v.size && id >= 0 {
+				c.mask[id>>6] |= 1 << (id & 63)
+			}
+		}
+	}
+	return c.mask
+}
+
+// Allowed reports whether id is in the last Mask.
+func (c *Constraint) Allowed(id int32) bool {
+	return id >= 0 && int(id) < c.v.size && c.mask[id>>6]&(1<<(id&63)) != 0
+}
+
+// stringSlice is the slicer for the current state when it is one string
+// with no regex, and how many characters that string still has room for.
+func (c *Constraint) stringSlice() (*slicer, int) {
+	if len(c.states) != 1 || c.states[0] == nil {
+		return nil, 0
+	}
+	f := &c.states[0].f
+	if f.k != fStr || f.re != nil || (f.aux != sPlain && f.aux != sAfterLT) {
+		return nil, 0
+	}
+	room := 1 << 30
+	if !f.key && f.n.maxLen >= 0 {
+		room = f.n.maxLen - int(f.cnt)
+	}
+	if c.g.tool {
+		return &c.v.tool, room
+	}
+	return &c.v.json, room
+}
+
+func (c *Constraint) walk(v *trie, node int32, states []*stack, depth int) {
+	if depth > 0 {
+		for _, id := range v.toks[v.tokAt[node]:v.tokAt[node+1]] {
+			c.mask[id>>6] |= 1 << (id & 63)
+		}
+	}
+	if depth == len(c.bufs) {
+		c.bufs = append(c.bufs, make([]*stack, 0, 16))
+	}
+	for e := v.first[node]; e < v.first[node+1]; e++ {
+		b := v.label[e]
+		next := c.bufs[depth][:0]
+		for _, s := range states {
+			next = c.m.step(s, b, next)
+			if len(next) >= maxStates {
+				break
+			}
+		}
+		c.bufs[depth] = next
+		if len(next) > 0 {
+			c.walk(v, v.to[e], next, depth+1)
+		}
+	}
+}
+
+// Advance moves past token id (its bytes); a stop token is accepted only
+// where the grammar may end.
+func (c *Constraint) Advance(id int32) error {
+	for _, s := range c.stops {
+		if s == id {
+			if !c.CanEnd() {
+				return fmt.Errorf("grammar: stop token %d before the value is complete", id)
+			}
+			c.states = []*stack{nil}
+			return nil
+		}
+	}
+	b, ok := c.tokenBytes(id)
+	if !ok {
+		return fmt.Errorf("grammar: token %d is never allowed", id)
+	}
+	for _, x := range b {
+		var next []*stack
+		for _, s := range c.states {
+			next = c.m.step(s, x, next)
+			if len(next) >= maxStates {
+				break
+			}
+		}
+		if len(next) == 0 {
+			return fmt.Errorf("grammar: token %d (%q) is not allowed here", id, b)
+		}
+		c.states = next
+	}
+	return nil
+}
+
+func (c *Constraint) tokenBytes(id int32) ([]byte, bool) {
+	if id < 0 || int(id) >= len(c.v.bytes) || c.v.bytes[id] == nil {
+		return nil, false
+	}
+	return c.v.bytes[id], true
+}

@@ -1,0 +1,79 @@
+package grammar
+
+import (
+	"errors"
+	"testing"
+)
+
+func mustCompile(t *testing.T, schema string) *Grammar {
+	t.Helper()
+	g, err := Compile([]byte(schema))
+	if err != nil {
+		t.Fatalf("compile %s: %v", schema, err)
+	}
+	return g
+}
+
+func TestValidateSchemas(t *testing.T) {
+	cases := []struct {
+		schema string
+		ok     []string
+		bad    []string
+	}{
+		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false}`,
+			[]string{`{"a":1}`, `{"a":-12,"b":"x"}`, `{"a":0,"b":""}`},
+			[]string{`{}`, `{"b":"x"}`, `{"a":1.5}`, `{"a":01}`, `{"a":1,"c":2}`, `{"b":"x","a":1}`, `{ "a":1}`, `{"a":1,}`}},
+		{`{"type":"string","minLength":2,"maxLength":3}`,
+			[]string{`"ab"`, `"abc"`, `"é\u00e9"`, `"\ud83d\ude00a"`},
+			[]string{`"a"`, `"abcd"`, `"\ud83d"`, "\"a\x01\""}},
+		{`{"type":"string","pattern":"^[a-z]+\\d{2}$"}`, []string{`"ab12"`}, []string{`"ab1"`, `"1ab12"`, `"ab123"`}},
+		{`{"type":"string","pattern":"\\d"}`, []string{`"a1b"`, `"7"`}, []string{`"ab"`}},
+		{`{"type":"number","minimum":0,"exclusiveMaximum":10}`, []string{`0`, `9.99`, `5`}, []string{`-1`, `10`, `10.5`, `-0.1`, `1e2`}},
+		{`{"type":"integer","exclusiveMinimum":0}`, []string{`1`, `42`}, []string{`0`, `-0`, `-3`, `1.5`}},
+		{`{"enum":["red","green",3,null,{"a":[1]}]}`, []string{`"red"`, `3`, `null`, `{"a":[1]}`}, []string{`"blue"`, `4`, `33`, `{"a":[2]}`}},
+		{`{"type":"array","items":{"type":"boolean"},"minItems":1,"maxItems":2}`, []string{`[true]`, `[true,false]`}, []string{`[]`, `[true,true,true]`, `[1]`}},
+		{`{"prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}`, []string{`["a",1]`, `["a"]`, `[]`}, []string{`["a",1,2]`, `[1,"a"]`}},
+		{`{"anyOf":[{"type":"string"},{"type":"integer"}]}`, []string{`"x"`, `5`}, []string{`5.5`, `null`}},
+		{`{"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"a":{"minimum":3}}}]}`, []string{`{"a":3}`}, []string{`{"a":2}`, `{}`}},
+		{`{"$defs":{"n":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/n"}},"required":["v"],"additionalProperties":false}},"$ref":"#/$defs/n"}`,
+			[]string{`{"v":1}`, `{"v":1,"next":{"v":2,"next":{"v":3}}}`}, []string{`{"v":1,"next":{}}`}},
+		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, []string{`{"a":1,"b":[1,{"c":null}]}`, `{"zz":true}`}, []string{`{"a":"x"}`, `{"a":1,"a":2}`}},
+		{`{"type":"string","format":"date"}`, []string{`"2024-02-28"`}, []string{`"2024-13-01"`, `"2023-06-31"`, `"0000-01-01"`, `"x"`}},
+		{`{"const":"x"}`, []string{`"x"`}, []string{`"y"`}},
+		{`{"type":["string","null"]}`, []string{`null`, `"a"`}, []string{`1`}},
+	}
+	for _, tc := range cases {
+		g := mustCompile(t, tc.schema)
+		for _, s := range tc.ok {
+			if !g.Validate([]byte(s)) {
+				t.Errorf("%s: refused valid %s", tc.schema, s)
+			}
+		}
+		for _, s := range tc.bad {
+			if g.Validate([]byte(s)) {
+				t.Errorf("%s: accepted invalid %s", tc.schema, s)
+			}
+		}
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"string","pattern":"(a"}`,
+		`{"type":"string","pattern":"(?=a)b"}`,
+		`{"not":{"type":"string"}}`,
+		`{"$ref":"#"}`,
+		`{"type":"object","properties":{"a":{"$ref":"#"}},"required":["a"]}`,
+		`{"$ref":"http://example.com/x.json"}`,
+		`{"type":"frob"}`,
+		`{"type":"array","uniqueItems":true}`,
+		`[1,2]`,
+		`{"type":"object"`,
+	} {
+		_, err := Compile([]byte(s))
+		var ce *CompileError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a CompileError", s, err)
+		}
+	}
+}

@@ -1,0 +1,522 @@
+package grammar
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A regular expression (ECMA-262 as JSON Schema's "pattern" uses it)
+// compiles to a Thompson NFA over runes; dfa.go runs it as a lazily built
+// DFA. Lookaround, backreferences and word boundaries are refused: they are
+// not regular, and the grammar must never pretend to enforce what it cannot.
+
+const (
+	maxPatternBytes = 4 << 10 // a pattern's source
+	maxNFAInsts     = 20000   // after counted repetitions are expanded
+)
+
+type instOp uint8
+
+const (
+	opRange instOp = iota // consume a rune in ranges (pairs lo, hi)
+	opSplit               // epsilon to out and out1
+	opMatch
+)
+
+type inst struct {
+	op     instOp
+	ranges []rune
+	out    int32
+	out1   int32
+}
+
+// nfa is a compiled regex; start is the first instruction.
+type nfa struct {
+	insts []inst
+	start int32
+}
+
+// reNode is the parsed syntax tree.
+type reNode struct {
+	kind     byte // 'c' class, 's' sequence, 'a' alternation, 'r' repeat, 'e' empty
+	ranges   []rune
+	subs     []*reNode
+	min, max int // repeat bounds; max -1 unbounded
+}
+
+type reParser struct {
+	src []rune
+	pos int
+}
+
+var anyRune = []rune{0, utf8.MaxRune}
+
+// compileRegex compiles a JSON Schema pattern with search semantics: an
+// unanchored side matches anything there.
+func compileRegex(pattern string) (*nfa, error) {
+	if len(pattern) > maxPatternBytes {
+		return nil, fmt.Errorf("pattern is %d bytes, over the %d-byte limit", len(pattern), maxPatternBytes)
+	}
+	if !utf8.ValidString(pattern) {
+		return nil, fmt.Errorf("pattern is not valid UTF-8")
+	}
+	p := &reParser{src: []rune(pattern)}
+	var alts []*reNode
+	for {
+		anchorStart := p.eat('^')
+		seq, err := p.sequence(true)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %q: %w", pattern, err)
+		}
+		anchorEnd := p.eat('$')
+		if !anchorStart {
+			seq = &reNode{kind: 's', subs: []*reNode{dotStar(), seq}}
+		}
+		if !anchorEnd {
+			seq = &reNode{kind: 's', subs: []*reNode{seq, dotStar()}}
+		}
+		alts = append(alts, seq)
+		if p.pos >= len(p.src) {
+			break
+		}
+		if !p.eat('|') {
+			return nil, fmt.Errorf("pattern %q: unexpected %q at %d (anchors are supported only at the ends)", pattern, p.src[p.pos], p.pos)
+		}
+	}
+	root := alts[0]
+	if len(alts) > 1 {
+		root = &reNode{kind: 'a', subs: alts}
+	}
+	return buildNFA(root)
+}
+
+// compileAnchored compiles a regex that must match the whole string.
+func compileAnchored(re string) (*nfa, error) {
+	return compileRegex("^(?:" + re + ")$")
+}
+
+func dotStar() *reNode {
+	return &reNode{kind: 'r', min: 0, max: -1, subs: []*reNode{{kind: 'c', ranges: anyRune}}}
+}
+
+func (p *reParser) eat(r rune) bool {
+	if p.pos < len(p.src) && p.src[p.pos] == r {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+func (p *reParser) alternation() (*reNode, error) {
+	var alts []*reNode
+	for {
+		seq, err := p.sequence(false)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, seq)
+		if !p.eat('|') {
+			break
+		}
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return &reNode{kind: 'a', subs: alts}, nil
+}
+
+// sequence parses atoms up to '|' or ')' (or, at the top, a final '$').
+func (p *reParser) sequence(top bool) (*reNode, error) {
+	seq := &reNode{kind: 's'}
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		if c == '|' || c == ')' {
+			if c == ')' && top {
+				return nil, fmt.Errorf("unbalanced ')' at %d", p.pos)
+			}
+			break
+		}
+		if c == '$' {
+			if top && (p.pos+1 == len(p.src) || p.src[p.pos+1] == '|') {
+				break
+			}
+			return nil, fmt.Errorf("'$' inside the pattern at %d is not supported", p.pos)
+		}
+		if c == '^' {
+			return nil, fmt.Errorf("'^' inside the pattern at %d is not supported", p.pos)
+		}
+		atom, err := p.atom()
+		if err != nil {
+			return nil, err
+		}
+		atom, err = p.quantifier(atom)
+		if err != nil {
+			return nil, err
+		}
+		seq.subs = append(seq.subs, atom)
+	}
+	return seq, nil
+}
+
+func (p *reParser) atom() (*reNode, error) {
+	c := p.src[p.pos]
+	p.pos++
+	switch c {
+	case '(':
+		if p.eat('?') {
+			switch {
+			case p.eat(':'):
+			case p.pos < len(p.src) && p.src[p.pos] == '<' && p.pos+1 < len(p.src) && p.src[p.pos+1] != '=' && p.src[p.pos+1] != '!':
+				for p.pos < len(p.src) && p.src[p.pos] != '>' {
+					p.pos++
+				}
+				if !p.eat('>') {
+					return nil, fmt.Errorf("unterminated group name")
+				}
+			default:
+				return nil, fmt.Errorf("lookaround and inline flags (?…) are not supported")
+			}
+		}
+		n, err := p.alternation()
+		if err != nil {
+			return nil, err
+		}
+		if !p.eat(')') {
+			return nil, fmt.Errorf("missing ')'")
+		}
+		return n, nil
+	case '[':
+		return p.class()
+	case '.':
+		return &reNode{kind: 'c', ranges: negate([]rune{'\n', '\n', '\r', '\r', 0x2028, 0x2029})}, nil
+	case '\\':
+		r, err := p.escape(false)
+		if err != nil {
+			return nil, err
+		}
+		return &reNode{kind: 'c', ranges: r}, nil
+	case '*', '+', '?':
+		return nil, fmt.Errorf("nothing to repeat at %d", p.pos-1)
+	case '{':
+		// ECMA's Annex B reads a '{' that starts no quantifier as itself.
+		return &reNode{kind: 'c', ranges: []rune{c, c}}, nil
+	}
+	return &reNode{kind: 'c', ranges: []rune{c, c}}, nil
+}
+
+func (p *reParser) quantifier(atom *reNode) (*reNode, error) {
+	if p.pos >= len(p.src) {
+		return atom, nil
+	}
+	min, max := -1, -1
+	switch p.src[p.pos] {
+	case '*':
+		min, max = 0, -1
+		p.pos++
+	case '+':
+		min, max = 1, -1
+		p.pos++
+	case '?':
+		min, max = 0, 1
+		p.pos++
+	case '{':
+		save := p.pos
+		p.pos++
+		lo, ok := p.number()
+		if !ok {
+			p.pos = save
+			return atom, nil
+		}
+		hi := lo
+		if p.eat(',') {
+			if n, ok := p.number(); ok {
+				hi = n
+			} else {
+				hi = -1
+			}
+		}
+		if !p.eat('}') {
+			p.pos = save
+			return atom, nil
+		}
+		if hi >= 0 && hi < lo {
+			return nil, fmt.Errorf("bad repeat {%d,%d}", lo, hi)
+		}
+		if lo > 1000 || hi > 1000 {
+			return nil, fmt.Errorf("repeat count over 1000")
+		}
+		min, max = lo, hi
+	default:
+		return atom, nil
+	}
+	p.eat('?') // lazy and greedy match the same strings
+	if p.pos < len(p.src) && (p.src[p.pos] == '*' || p.src[p.pos] == '+' || p.src[p.pos] == '?') {
+		return nil, fmt.Errorf("nested quantifier at %d", p.pos)
+	}
+	return &reNode{kind: 'r', min: min, max: max, subs: []*reNode{atom}}, nil
+}
+
+func (p *reParser) number() (int, bool) {
+	start := p.pos
+	for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
+		p.pos++
+	}
+	if p.pos == start || p.pos-start > 6 {
+		return 0, false
+	}
+	n, _ := strconv.Atoi(string(p.src[start:p.pos]))
+	return n, true
+}
+
+func (p *reParser) class() (*reNode, error) {
+	neg := p.eat('^')
+	var ranges []rune
+	first := true
+	for {
+		if p.pos >= len(p.src) {
+			return nil, fmt.Errorf("unterminated character class")
+		}
+		c := p.src[p.pos]
+		if c == ']' && !first {
+			p.pos++
+			break
+		}
+		first = false
+		p.pos++
+		var lo []rune
+		if c == '\\' {
+			r, err := p.escape(true)
+			if err != nil {
+				return nil, err
+			}
+			lo = r
+		} else {
+			lo = []rune{c, c}
+		}
+		// a range a-b (only between single characters)
+		if len(lo) == 2 && lo[0] == lo[1] && p.pos+1 < len(p.src) && p.src[p.pos] == '-' && p.src[p.pos+1] != ']' {
+			p.pos++
+			h := p.src[p.pos]
+			p.pos++
+			hi := []rune{h, h}
+			if h == '\\' {
+				r, err := p.escape(true)
+				if err != nil {
+					return nil, err
+				}
+				hi = r
+			}
+			if len(hi) != 2 || hi[0] != hi[1] || hi[0] < lo[0] {
+				return nil, fmt.Errorf("bad class range")
+			}
+			lo = []rune{lo[0], hi[0]}
+		}
+		ranges = append(ranges, lo...)
+	}
+	ranges = normalize(ranges)
+	if neg {
+		ranges = negate(ranges)
+	}
+	if len(ranges) == 0 {
+		return nil, fmt.Errorf("empty character class")
+	}
+	return &reNode{kind: 'c', ranges: ranges}, nil
+}
+
+// escape reads after a backslash and returns the ranges it denotes.
+func (p *reParser) escape(inClass bool) ([]rune, error) {
+	if p.pos >= len(p.src) {
+		return nil, fmt.Errorf("trailing backslash")
+	}
+	c := p.src[p.pos]
+	p.pos++
+	digit := []rune{'0', '9'}
+	word := []rune{'0', '9', 'A', 'Z', '_', '_', 'a', 'z'}
+	space := normalize([]rune{'\t', '\r', ' ', ' ', 0xa0, 0xa0, 0x1680, 0x1680, 0x2000, 0x200a,
+		0x2028, 0x2029, 0x202f, 0x202f, 0x205f, 0x205f, 0x3000, 0x3000, 0xfeff, 0xfeff})
+	switch c {
+	case 'd':
+		return digit, nil
+	case 'D':
+		return negate(digit), nil
+	case 'w':
+		return word, nil
+	case 'W':
+		return negate(word), nil
+	case 's':
+		return space, nil
+	case 'S':
+		return negate(space), nil
+	case 'n':
+		return []rune{'\n', '\n'}, nil
+	case 't':
+		return []rune{'\t', '\t'}, nil
+	case 'r':
+		return []rune{'\r', '\r'}, nil
+	case 'f':
+		return []rune{'\f', '\f'}, nil
+	case 'v':
+		return []rune{'\v', '\v'}, nil
+	case '0':
+		return []rune{0, 0}, nil
+	case 'b':
+		if inClass {
+			return []rune{'\b', '\b'}, nil
+		}
+		return nil, fmt.Errorf(`word boundary \b is not supported`)
+	case 'B':
+		return nil, fmt.Errorf(`\B is not supported`)
+	case 'x', 'u':
+		n := 2
+		if c == 'u' {
+			n = 4
+		}
+		if c == 'u' && p.pos < len(p.src) && p.src[p.pos] == '{' {
+			end := p.pos + 1
+			for end < len(p.src) && p.src[end] != '}' {
+				end++
+			}
+			v, err := strconv.ParseUint(string(p.src[p.pos+1:min(end, len(p.src))]), 16, 32)
+			if err != nil || end >= len(p.src) || v > utf8.MaxRune {
+				return nil, fmt.Errorf(`bad \u{…} escape`)
+			}
+			p.pos = end + 1
+			return []rune{rune(v), rune(v)}, nil
+		}
+		if p.pos+n > len(p.src) {
+			return nil, fmt.Errorf(`short \%c escape`, c)
+		}
+		v, err := strconv.ParseUint(string(p.src[p.pos:p.pos+n]), 16, 32)
+		if err != nil {
+			return nil, fmt.Errorf(`bad \%c escape`, c)
+		}
+		p.pos += n
+		return []rune{rune(v), rune(v)}, nil
+	case 'p', 'P', 'k', 'c':
+		return nil, fmt.Errorf(`\%c escapes are not supported`, c)
+	}
+	if c >= '1' && c <= '9' {
+		return nil, fmt.Errorf("backreferences are not supported")
+	}
+	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+		return nil, fmt.Errorf(`unknown escape \%c`, c)
+	}
+	return []rune{c, c}, nil
+}
+
+// normalize sorts and merges range pairs.
+func normalize(r []rune) []rune {
+	n := len(r) / 2
+	for i := 1; i < n; i++ { // insertion sort: classes are short
+		for j := i; j > 0 && r[2*j] < r[2*j-2]; j-- {
+			r[2*j], r[2*j-2] = r[2*j-2], r[2*j]
+			r[2*j+1], r[2*j-1] = r[2*j-1], r[2*j+1]
+		}
+	}
+	var out []rune
+	for i := 0; i < n; i++ {
+		lo, hi := r[2*i], r[2*i+1]
+		if k := len(out); k > 0 && lo <= out[k-1]+1 {
+			out[k-1] = max(out[k-1], hi)
+			continue
+		}
+		out = append(out, lo, hi)
+	}
+	return out
+}
+
+// negate complements normalized ranges over all runes.
+func negate(r []rune) []rune {
+	r = normalize(append([]rune(nil), r...))
+	var out []rune
+	next := rune(0)
+	for i := 0; i < len(r); i += 2 {
+		if r[i] > next {
+			out = append(out, next, r[i]-1)
+		}
+		next = r[i+1] + 1
+	}
+	if next <= utf8.MaxRune {
+		out = append(out, next, utf8.MaxRune)
+	}
+	return out
+}
+
+// buildNFA lowers the tree to instructions, expanding counted repeats.
+func buildNFA(root *reNode) (*nfa, error) {
+	b := &nfaBuilder{}
+	match := b.add(inst{op: opMatch})
+	start, err := b.emit(root, match)
+	if err != nil {
+		return nil, err
+	}
+	return &nfa{insts: b.insts, start: start}, nil
+}
+
+type nfaBuilder struct{ insts []inst }
+
+func (b *nfaBuilder) add(in inst) int32 {
+	b.insts = append(b.insts, in)
+	return int32(len(b.insts) - 1)
+}
+
+// emit builds n so that it continues to next; it returns n's entry.
+func (b *nfaBuilder) emit(n *reNode, next int32) (int32, error) {
+	if len(b.insts) > maxNFAInsts {
+		return 0, fmt.Errorf("pattern too large (over %d states)", maxNFAInsts)
+	}
+	switch n.kind {
+	case 'c':
+		return b.add(inst{op: opRange, ranges: n.ranges, out: next}), nil
+	case 's':
+		var err error
+		for i := len(n.subs) - 1; i >= 0; i-- {
+			if next, err = b.emit(n.subs[i], next); err != nil {
+				return 0, err
+			}
+		}
+		return next, nil
+	case 'a':
+		entry := int32(-1)
+		for i := len(n.subs) - 1; i >= 0; i-- {
+			e, err := b.emit(n.subs[i], next)
+			if err != nil {
+				return 0, err
+			}
+			if entry < 0 {
+				entry = e
+			} else {
+				entry = b.add(inst{op: opSplit, out: e, out1: entry})
+			}
+		}
+		return entry, nil
+	case 'r':
+		sub := n.subs[0]
+		if n.max < 0 { // the unbounded tail: a loop
+			loop := b.add(inst{op: opSplit, out1: next})
+			body, err := b.emit(sub, loop)
+			if err != nil {
+				return 0, err
+			}
+			b.insts[loop].out = body
+			next = loop
+		} else {
+			for i := n.max; i > n.min; i-- { // optional copies
+				body, err := b.emit(sub, next)
+				if err != nil {
+					return 0, err
+				}
+				next = b.add(inst{op: opSplit, out: body, out1: next})
+			}
+		}
+		for i := 0; i < n.min; i++ {
+			var err error
+			if next, err = b.emit(sub, next); err != nil {
+				return 0, err
+			}
+		}
+		return next, nil
+	}
+	return next, nil
+}
