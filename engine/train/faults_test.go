@@ -29,9 +29,8 @@ func realRun(t *testing.T, dir string, h Host) (*Result, error) {
 // and no half-written folder is left.
 func TestDiskFullDuringCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "adapter")
-	saves := 0
 	full := Host{save: func(s Snapshot, d string) error {
-		if saves++; saves < 2 {
+		if !strings.HasPrefix(filepath.Base(d), ".step-00004") {
 			return s.Save(d)
 		}
 		os.WriteFile(filepath.Join(d, lora.WeightsFile), []byte("torn"), 0o644) // what got written before the disk filled
