@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"perch/engine"
 	"perch/engine/lora"
@@ -132,7 +133,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		return out.fail(err)
 	}
 	defer e.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // timeout, schedulers and closed terminals stop a run as Ctrl-C does
 	defer stop()
 	run, err := e.Train(ctx, req)
 	if err != nil {

@@ -200,3 +200,56 @@ func streamSeries(t *testing.T, dir string) (steps []int, vals []string) {
 	}
 	return steps, vals
 }
+
+// TestTrainStopSignals: SIGTERM and SIGHUP stop perch train at a step
+// boundary as Ctrl-C (SIGINT) does: exit 0, the same "stopped after N
+// steps" message, the adapter saved and continuable.
+func TestTrainStopSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts perch train three times; skipped with -short")
+	}
+	data := t.TempDir()
+	writeJSONL(t, data, "train.jsonl", teachRows(4)...)
+	said := map[string]string{}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		dir := filepath.Join(t.TempDir(), "adapter")
+		args := []string{"--model", tinyModel, "--backend", "go", "--data", data, "--iters", "1000", "--batch-size", "1",
+			"--lora-rank", "2", "--save-every", "0", "--adapter-path", dir}
+		raw, _ := json.Marshal(args)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTrainKill9Helper$", "-test.count=1")
+		cmd.Env = append(os.Environ(), trainKillEnv+"="+string(raw))
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+		sc := bufio.NewScanner(out)
+		var last string
+		sent := false
+		for sc.Scan() {
+			last = sc.Text()
+			if !sent && strings.HasPrefix(last, "training ") {
+				time.Sleep(300 * time.Millisecond) // mid-run
+				cmd.Process.Signal(sig)
+				sent = true
+			}
+		}
+		err := cmd.Wait()
+		timer.Stop()
+		if err != nil {
+			t.Fatalf("%v: exit %v (last line %q)", sig, err, last)
+		}
+		var steps int
+		if _, err := fmt.Sscanf(last, "stopped after %d steps", &steps); err != nil || steps >= 1000 {
+			t.Fatalf("%v: the run ended with %q", sig, last)
+		}
+		if st, err := train.ReadState(dir); err != nil || st.Step != steps {
+			t.Fatalf("%v: the saved state after %d steps: %+v %v", sig, steps, st, err)
+		}
+		said[sig.String()] = strings.Replace(strings.Replace(last, dir, "DIR", 1), fmt.Sprint(steps), "N", 1)
+	}
+	if said["terminated"] != said["interrupt"] || said["hangup"] != said["interrupt"] {
+		t.Errorf("the signals end with different messages: %q", said)
+	}
+	t.Logf("every signal: %q", said["terminated"])
+}
