@@ -147,6 +147,9 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		return train.Plan{}, nil, nil, err
 	}
 	req.Options = opts
+	if n := e.cfg.Text.MaxPositionEmbeddings; req.MaxLen < 0 || (n > 0 && req.MaxLen > n) {
+		return train.Plan{}, nil, nil, fmt.Errorf("--max-seq-len %d: the model reads at most %d tokens: give a length from 1 to %d", req.MaxLen, n, n)
+	}
 	plan := train.Plan{Method: opts.Method, Train: req.Train, Valid: req.Valid, Iters: req.Iters, BatchSize: req.BatchSize,
 		ValEvery: req.ValEvery, ValBatches: req.ValBatches, SaveEvery: req.SaveEvery, Seed: opts.Seed,
 		NoShuffle: req.NoShuffle, AdapterDir: req.AdapterDir}

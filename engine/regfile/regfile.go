@@ -78,3 +78,30 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// Capped reads r and fails with an error naming what once more than limit
+// bytes have come through.
+func Capped(r io.Reader, limit int64, what string) io.Reader {
+	return &capped{r: r, left: limit, limit: limit, what: what}
+}
+
+type capped struct {
+	r           io.Reader
+	left, limit int64
+	what        string
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, fmt.Errorf("%s is over the %d-byte limit", c.what, c.limit)
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n - int(-c.left), fmt.Errorf("%s is over the %d-byte limit", c.what, c.limit)
+	}
+	return n, err
+}

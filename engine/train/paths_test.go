@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const outsideEnv = "PERCH_MEDIA_OUTSIDE_FOLDERS"
@@ -109,4 +111,21 @@ func TestMediaOutsideHelper(t *testing.T) {
 func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(string(b), "\n")
 	return s
+}
+
+// TestMediaFIFORefused: a FIFO named as a row's image, inside the data
+// folder, is refused at once with the row's file:line.
+func TestMediaFIFORefused(t *testing.T) {
+	enc, dir := mediaEncoder(t, SFT)
+	if err := syscall.Mkfifo(filepath.Join(dir, "photos", "pipe.png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"messages": [{"role": "user", "content": [{"type": "image", "image": "photos/pipe.png"}]}, {"role": "assistant", "content": "A robin."}]}`
+	os.WriteFile(filepath.Join(dir, "train.jsonl"), []byte(line+"\n"), 0o644)
+	enc.Dir = ""
+	t0 := time.Now()
+	_, err := LoadFolder(context.Background(), dir, enc)
+	if err == nil || !strings.Contains(err.Error(), "train.jsonl:1") || !strings.Contains(err.Error(), "named pipe") || time.Since(t0) > time.Second {
+		t.Errorf("err %v after %v", err, time.Since(t0))
+	}
 }
