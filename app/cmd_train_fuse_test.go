@@ -115,8 +115,8 @@ func TestFuseRefusesWhatAskRefuses(t *testing.T) {
 	}
 	leaf := "language_model.model.layers.2.mlp.up_proj"
 	cases := map[string]func(a *lora.Adapter){
-		"scale 1e30":  func(a *lora.Adapter) { a.Config.LoRA.Scale = 1e30 },
-		"scale 1e308": func(a *lora.Adapter) { a.Config.LoRA.Scale = 1e308 },
+		"scale 1e30":                            func(a *lora.Adapter) { a.Config.LoRA.Scale = 1e30 },
+		"scale 1e308":                           func(a *lora.Adapter) { a.Config.LoRA.Scale = 1e308 },
 		"rank 8 in the config, 4 in the leaves": func(a *lora.Adapter) { a.Config.LoRA.Rank = 8 },
 		"leaves for layer 999": func(a *lora.Adapter) {
 			a.Leaves["language_model.model.layers.999.mlp.up_proj.lora_a"] = a.Leaves[leaf+".lora_a"]
