@@ -69,7 +69,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.resume, "resume-adapter", "", "start from this adapter folder (Perch's or mlx-lm's; its own rank, scale and keys apply)")
 	fs.StringVar(&f.cont, "resume", "", "continue the run saved in this adapter folder (or one of its checkpoints) where it stopped, with the same flags: it ends bit for bit as if never stopped")
 	fs.BoolVar(&f.noShuffle, "no-shuffle", false, "keep the file's row order and batches")
-	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per line")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the metrics stream's JSON lines (tokens: those the loss counts, the answer's or both responses', as mlx-lm counts them; tokens_per_s: those per second)")
 	words, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func isTerminal(w io.Writer) bool {
 // event prints a live event.
 func (p *trainPrinter) event(ev train.Event, m train.Method) {
 	if p.json {
-		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, false))
+		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, true)) // the metrics stream's lines, learning rate and speed included
 		return
 	}
 	var l trainLine

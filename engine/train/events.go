@@ -36,7 +36,7 @@ type Event struct {
 	Step         int
 	Started      *Started
 	Metrics      StepMetrics
-	TokensPerSec float64       // positions fed (forward and backward) per second
+	TokensPerSec float64       // Metrics.Tokens (the tokens the loss counts, as mlx-lm counts them) per second
 	ETA          time.Duration // to the last step, at the pace so far
 	ValLoss      float64
 	ValTokens    int

@@ -230,15 +230,11 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 		}
 		r.trainTime += elapsed
 		r.dealt = pos
-		tokens := 0
-		for i := range batch {
-			tokens += batch[i].Tokens()
-		}
 		loss := m.Loss
 		r.metricsMu.Lock()
 		r.metrics.Steps, r.metrics.LastLoss = step, &loss
 		r.metricsMu.Unlock()
-		r.emit(Event{Kind: EventStep, Step: step, Metrics: m, TokensPerSec: float64(tokens) / elapsed.Seconds(),
+		r.emit(Event{Kind: EventStep, Step: step, Metrics: m, TokensPerSec: float64(m.Tokens) / elapsed.Seconds(),
 			ETA: r.trainTime / time.Duration(step-r.start) * time.Duration(p.Iters-step)})
 
 		save := p.SaveEvery > 0 && step%p.SaveEvery == 0
