@@ -144,6 +144,10 @@ func openStream(dir string) (*stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lockStream(f); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &stream{f}, nil
 }
 

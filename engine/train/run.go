@@ -116,6 +116,9 @@ func Run(ctx context.Context, s Stepper, p Plan, h Host) (*Result, error) {
 	r := &runner{s: s, p: p, h: h, batcher: batcher, metrics: Metrics{Method: p.Method, Iters: p.Iters}}
 	r.dealt = batcher.position()
 	if p.Resume != nil {
+		if live, _ := RunLive(p.AdapterDir); live {
+			return fail(fmt.Errorf("a run is still writing into %s: stop it before continuing it", p.AdapterDir))
+		}
 		if p.Resume.Step >= p.Iters {
 			return fail(fmt.Errorf("the run already took %d of its %d steps: give a larger --iters to train on", p.Resume.Step, p.Iters))
 		}
