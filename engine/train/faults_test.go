@@ -18,8 +18,10 @@ import (
 func realRun(t *testing.T, dir string, h Host) (*Result, error) {
 	t.Helper()
 	fx := newFixture(t, gocpu.New(gocpu.Options{}))
-	tr := fx.trainer(Options{Method: SFT, LearningRate: 1e-3, GradClip: 1})
-	p := Plan{Method: SFT, Train: fx.sftRows(), Valid: fx.sftRows(), Iters: 6, BatchSize: 2, SaveEvery: 2, AdapterDir: dir}
+	opts := Options{Method: SFT, LearningRate: 1e-3, GradClip: 1}
+	tr := fx.trainer(opts)
+	p := Plan{Method: SFT, Train: fx.sftRows(), Valid: fx.sftRows(), Iters: 6, BatchSize: 2, SaveEvery: 2, AdapterDir: dir,
+		Settings: &Settings{Options: opts, LoRA: fx.ad.Config, Iters: 6, BatchSize: 2, SaveEvery: 2}}
 	return Run(context.Background(), Driven(tr), p, h)
 }
 
