@@ -86,6 +86,9 @@ func readSplit(path string, s *folderSplit) error {
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", name, n, err)
 		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
