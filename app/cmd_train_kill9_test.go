@@ -51,16 +51,17 @@ func TestTrainKill9Resume(t *testing.T) {
 		extra  []string
 	}{
 		{"sft", teachRows, []string{"--lora-dropout", "0.1"}},
-		{"dpo", prefRows, []string{"--lora-plus-ratio", "16"}},
+		{"dpo", prefRows, []string{"--lora-plus-ratio", "16", "--batch-size", "1"}},
 	} {
 		t.Run(c.method, func(t *testing.T) {
+			t.Parallel()
 			data := t.TempDir()
 			writeJSONL(t, data, "train.jsonl", c.rows(7)...)
-			writeJSONL(t, data, "valid.jsonl", c.rows(2)...)
+			writeJSONL(t, data, "valid.jsonl", c.rows(1)...)
 			args := func(dir string) []string {
 				return append([]string{"--model", tinyModel, "--backend", "go", "--data", data, "--method", c.method,
 					"--iters", "60", "--batch-size", "2", "--learning-rate", "2e-3", "--lora-rank", "4", "--lora-scale", "2",
-					"--val-every", "10", "--save-every", "4", "--seed", "5", "--adapter-path", dir, "--json"}, c.extra...)
+					"--val-every", "10", "--save-every", "3", "--seed", "5", "--adapter-path", dir, "--json"}, c.extra...)
 			}
 			whole := filepath.Join(t.TempDir(), "whole")
 			trainLines(t, args(whole)...)
