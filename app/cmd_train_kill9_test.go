@@ -88,6 +88,9 @@ func TestTrainKill9Resume(t *testing.T) {
 			if last != 60 {
 				t.Fatalf("the last process stopped at step %d", last)
 			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(left) > 0 {
+				t.Errorf("temporary files left at the top of the folder: %v", left)
+			}
 			if got := fileSHA(t, filepath.Join(dir, lora.WeightsFile)); got != want {
 				t.Fatalf("the resumed run's adapter sha256 %s differs from the uninterrupted run's %s", got, want)
 			}
