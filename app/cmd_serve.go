@@ -116,6 +116,9 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	}
 	info := e.Info()
 	id := modelID(f.model, dir)
+	if f.adapter != "" { // every request runs with it: the served model is the pair, as the app's local API names it
+		id += "+" + filepath.Base(filepath.Clean(f.adapter))
+	}
 	var logf func(string, ...any)
 	if !f.quiet {
 		logf = log.New(stderr, "perch serve: ", log.LstdFlags).Printf

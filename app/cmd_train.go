@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"perch/engine"
 	"perch/engine/lora"
@@ -27,6 +28,7 @@ const trainUsage = `usage: perch train --data DIR [flags]     fine-tune a LoRA a
 
 type trainFlags struct {
 	model, backend, data, method, adapterPath, resume, schedule string
+	cont                                                        string // --resume
 	iters, batch, maxLen, rank, layers, valEvery, saveEvery     int
 	valBatches, warmup                                          int
 	lr, scale, dropout, ratio, beta, lambda, wd, clip           float64
@@ -65,8 +67,9 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.schedule, "lr-schedule", "constant", "constant or cosine (decays over --iters)")
 	fs.IntVar(&f.warmup, "warmup", 0, "linear learning-rate warmup over N steps")
 	fs.StringVar(&f.resume, "resume-adapter", "", "start from this adapter folder (Perch's or mlx-lm's; its own rank, scale and keys apply)")
+	fs.StringVar(&f.cont, "resume", "", "continue the run saved in this adapter folder (or one of its checkpoints) where it stopped, with the same flags: it ends bit for bit as if never stopped")
 	fs.BoolVar(&f.noShuffle, "no-shuffle", false, "keep the file's row order and batches")
-	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per line")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the metrics stream's JSON lines (tokens: those the loss counts, the answer's or both responses', as mlx-lm counts them; tokens_per_s: those per second)")
 	words, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -96,7 +99,7 @@ func (f *trainFlags) request() (engine.TrainRequest, error) {
 	}
 	return engine.TrainRequest{Data: f.data, MaxLen: f.maxLen, Options: opts, LoRA: cfg, Resume: f.resume,
 		Iters: f.iters, BatchSize: f.batch, ValEvery: f.valEvery, ValBatches: f.valBatches, SaveEvery: f.saveEvery,
-		NoShuffle: f.noShuffle, AdapterDir: f.adapterPath}, nil
+		NoShuffle: f.noShuffle, AdapterDir: f.adapterPath, Continue: f.cont}, nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
@@ -130,7 +133,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 		return out.fail(err)
 	}
 	defer e.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // timeout, schedulers and closed terminals stop a run as Ctrl-C does
 	defer stop()
 	run, err := e.Train(ctx, req)
 	if err != nil {

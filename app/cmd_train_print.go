@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ func isTerminal(w io.Writer) bool {
 // event prints a live event.
 func (p *trainPrinter) event(ev train.Event, m train.Method) {
 	if p.json {
-		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, false))
+		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, true)) // the metrics stream's lines, learning rate and speed included
 		return
 	}
 	var l trainLine
@@ -129,7 +130,9 @@ func (p *trainPrinter) line(l trainLine) {
 			what = "stopped"
 		}
 		s := fmt.Sprintf("%s after %d steps: adapter in %s", what, l.Steps, l.AdapterPath)
-		if l.BestCheckpoint != "" {
+		if l.BestCheckpoint != "" && filepath.Clean(l.BestCheckpoint) == filepath.Clean(l.AdapterPath) {
+			s += fmt.Sprintf(" (the best: validation loss %s)", f4(l.BestValLoss))
+		} else if l.BestCheckpoint != "" {
 			s += fmt.Sprintf(" (best checkpoint %s, validation loss %s)", l.BestCheckpoint, f4(l.BestValLoss))
 		}
 		p.say("%s", s)

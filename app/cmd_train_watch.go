@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"perch/engine/train"
@@ -24,6 +25,7 @@ func runTrainWatch(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("train watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	jsonOut := fs.Bool("json", false, "print the stream's JSON lines as they come")
+	wait := fs.Duration("wait", 10*time.Second, "how long to wait for a run to start writing into the folder")
 	words, err := parseFlags(fs, args)
 	if err == flag.ErrHelp {
 		return 0
@@ -35,10 +37,10 @@ func runTrainWatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "perch train watch:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	p := newTrainPrinter(stdout, stderr, *jsonOut)
-	code, err := watchStream(ctx, filepath.Join(words[0], train.StreamFile), p, 300*time.Millisecond)
+	code, err := watchStream(ctx, filepath.Join(words[0], train.StreamFile), p, 300*time.Millisecond, *wait)
 	if err != nil {
 		fmt.Fprintln(stderr, "perch train watch:", err)
 		return 1
@@ -47,10 +49,12 @@ func runTrainWatch(args []string, stdout, stderr io.Writer) int {
 }
 
 // watchStream follows a metrics stream until its run ends (the last
-// started run's done or error line) or ctx is cancelled, waiting for the
-// file to appear. It returns 1 when the run ended with an error.
-func watchStream(ctx context.Context, path string, p *trainPrinter, poll time.Duration) (int, error) {
+// started run's done or error line), the run is found dead (no process
+// holds the stream) or ctx is cancelled; it waits up to wait for the file
+// to appear. It returns 1 when the run ended with an error or died.
+func watchStream(ctx context.Context, path string, p *trainPrinter, poll, wait time.Duration) (int, error) {
 	var f *os.File
+	deadline := time.Now().Add(wait)
 	for {
 		var err error
 		if f, err = os.Open(path); err == nil {
@@ -58,6 +62,9 @@ func watchStream(ctx context.Context, path string, p *trainPrinter, poll time.Du
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return 1, err
+		}
+		if time.Now().After(deadline) {
+			return 1, fmt.Errorf("no run in %s (no %s after %v): start one with perch train --adapter-path %s", filepath.Dir(path), train.StreamFile, wait, filepath.Dir(path))
 		}
 		select {
 		case <-ctx.Done():
@@ -68,6 +75,7 @@ func watchStream(ctx context.Context, path string, p *trainPrinter, poll time.Du
 	defer f.Close()
 	w := &streamFollower{p: p}
 	r := bufio.NewReaderSize(f, 64<<10)
+	dead := false
 	for {
 		chunk, err := r.ReadSlice('\n')
 		w.feed(chunk)
@@ -79,6 +87,14 @@ func watchStream(ctx context.Context, path string, p *trainPrinter, poll time.Du
 		}
 		if w.ended {
 			return w.code, nil
+		}
+		if dead { // read once more after the run was found gone: its last lines are in
+			return 1, fmt.Errorf("the run in %s stopped after step %d without finishing (killed or crashed): continue it with perch train --resume %s and the same flags",
+				filepath.Dir(path), w.step, filepath.Dir(path))
+		}
+		if live, err := train.RunLive(filepath.Dir(path)); err == nil && !live {
+			dead = true
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -95,6 +111,7 @@ type streamFollower struct {
 	n       int
 	ended   bool // the last run in the stream has ended
 	code    int
+	step    int // the last step line's
 }
 
 func (w *streamFollower) feed(chunk []byte) {
@@ -127,6 +144,8 @@ func (w *streamFollower) show(line []byte) {
 		return
 	}
 	switch l.Type {
+	case "step":
+		w.step = l.Step
 	case "started":
 		w.ended, w.code = false, 0
 	case "done":

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,9 +23,10 @@ func TestTrainWatchFollows(t *testing.T) {
 	path := filepath.Join(dir, "metrics.jsonl")
 	go func() {
 		time.Sleep(50 * time.Millisecond) // the file appears after watch starts
-		os.WriteFile(path, []byte(streamSample+`{"type":"st`), 0o644)
+		f, _ := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_EX) // as a live run holds its stream
+		f.WriteString(streamSample + `{"type":"st`)
 		time.Sleep(50 * time.Millisecond)
-		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		f.WriteString("ep\",\"step\":2,\"loss\":1.5,\"grad_norm\":1,\"tokens\":3}\nnot json\n")
 		f.WriteString(`{"type":"done","steps":2,"adapter_path":"a","cancelled":false}` + "\n")
 		f.Close()
@@ -33,7 +35,7 @@ func TestTrainWatchFollows(t *testing.T) {
 	p := newTrainPrinter(&out, &errOut, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	code, err := watchStream(ctx, path, p, 10*time.Millisecond)
+	code, err := watchStream(ctx, path, p, 10*time.Millisecond, 5*time.Second)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -44,9 +46,28 @@ func TestTrainWatchFollows(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	code, _ = watchStream(ctx, path, newTrainPrinter(&js, &errOut, true), time.Millisecond)
+	code, _ = watchStream(ctx, path, newTrainPrinter(&js, &errOut, true), time.Millisecond, 0)
 	if code != 0 || strings.Count(js.String(), "\n") != 5 {
 		t.Errorf("--json: %q", js.String())
+	}
+}
+
+// TestTrainWatchNoRunOrDeadRun: watch on a folder where no run starts
+// says so after --wait; on a stream no process writes and that never
+// ended (a killed run), it says where the run stopped and how to continue.
+func TestTrainWatchNoRunOrDeadRun(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	var out, errOut bytes.Buffer
+	_, err := watchStream(ctx, filepath.Join(dir, "metrics.jsonl"), newTrainPrinter(&out, &errOut, false), 10*time.Millisecond, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no run in") {
+		t.Errorf("no run: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(streamSample), 0o644)
+	t0 := time.Now()
+	code, err := watchStream(ctx, filepath.Join(dir, "metrics.jsonl"), newTrainPrinter(&out, &errOut, false), 10*time.Millisecond, 0)
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "stopped after step 1 without finishing") || time.Since(t0) > 5*time.Second {
+		t.Errorf("dead run: code %d err %v", code, err)
 	}
 }
 

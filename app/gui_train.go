@@ -44,7 +44,7 @@ func (t engineTrainer) Train(ctx context.Context, base string, j teach.Job) (tea
 		cfg.Extra = map[string]json.RawMessage{"model": model} // as mlx-lm writes it: the base it was made for
 	}
 	run, err := tr.Train(ctx, engine.TrainRequest{
-		Data: j.Data, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume,
+		Data: j.Data, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume, Continue: j.Continue,
 		Options: train.Options{Method: train.Method(j.Method), LearningRate: j.LR, LoRAPlusRatio: j.LoRAPlus,
 			Beta: j.Beta, Lambda: j.Lambda, Seed: j.Seed, GradClip: 1},
 		Iters: j.Iters, BatchSize: j.BatchSize, ValEvery: j.ValEvery, SaveEvery: j.SaveEvery, AdapterDir: j.AdapterDir,

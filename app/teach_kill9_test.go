@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,6 +168,32 @@ func TestTeachRunSurvivesKill9(t *testing.T) {
 			}
 		}
 		store.Close()
+	}
+	// Every process continued the one run exactly (its resume state): one
+	// segment folder, its stream one series that says where it resumed.
+	parts, _ := filepath.Glob(filepath.Join(dir, "*", "training", "*", "part-*"))
+	if len(parts) == 0 {
+		parts, _ = filepath.Glob(filepath.Join(dir, "training", "*", "part-*"))
+	}
+	// (A start that was killed before the next checkpoint is cut from the
+	// stream by the next resume, with the steps it took.)
+	stream, _ := os.ReadFile(filepath.Join(parts[0], "metrics.jsonl"))
+	steps := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(stream)), "\n") {
+		var v struct {
+			Type string `json:"type"`
+			Step int    `json:"step"`
+		}
+		json.Unmarshal([]byte(l), &v)
+		if v.Type == "step" {
+			if v.Step != steps+1 {
+				t.Errorf("the stream's step %d follows step %d", v.Step, steps)
+			}
+			steps = v.Step
+		}
+	}
+	if len(parts) != 1 || !strings.Contains(string(stream), `"resumed_from_step"`) || steps < last {
+		t.Errorf("segments %v; the stream has no resumed start or ends at step %d", parts, steps)
 	}
 	t.Logf("%d kills of the real trainer; %d checkpoint loads checked; resumed each time at the last checkpoint (step %d), then stopped cleanly", kills, loads, last)
 }

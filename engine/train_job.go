@@ -31,6 +31,10 @@ type TrainRequest struct {
 	LoRA lora.Config
 	// Resume starts from this adapter folder (Perch's or mlx-lm's).
 	Resume string
+	// Continue goes on with the run saved in this adapter folder (or one of
+	// its checkpoints) where it stopped, as if it had never stopped: the
+	// request must repeat the run's settings (Iters may grow).
+	Continue string
 	// Iters optimizer steps of BatchSize rows; see train.Plan for the rest.
 	Iters, BatchSize                int
 	ValEvery, ValBatches, SaveEvery int
@@ -144,6 +148,9 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		return train.Plan{}, nil, nil, err
 	}
 	req.Options = opts
+	if n := e.cfg.Text.MaxPositionEmbeddings; req.MaxLen < 0 || (n > 0 && req.MaxLen > n) {
+		return train.Plan{}, nil, nil, fmt.Errorf("--max-seq-len %d: the model reads at most %d tokens: give a length from 1 to %d", req.MaxLen, n, n)
+	}
 	plan := train.Plan{Method: opts.Method, Train: req.Train, Valid: req.Valid, Iters: req.Iters, BatchSize: req.BatchSize,
 		ValEvery: req.ValEvery, ValBatches: req.ValBatches, SaveEvery: req.SaveEvery, Seed: opts.Seed,
 		NoShuffle: req.NoShuffle, AdapterDir: req.AdapterDir}
@@ -171,6 +178,9 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 	if err := plan.Check(); err != nil {
 		return plan, nil, nil, err
 	}
+	if req.Continue != "" {
+		return e.prepareContinue(req, plan, notes)
+	}
 	if err := os.MkdirAll(req.AdapterDir, 0o755); err != nil {
 		return plan, nil, nil, fmt.Errorf("adapter folder: %w", err)
 	}
@@ -187,6 +197,7 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 	} else if err := req.LoRA.Validate(); err != nil {
 		return plan, nil, nil, err
 	}
+	plan.Settings = req.settings(resumed)
 	return plan, resumed, notes, nil
 }
 
@@ -222,6 +233,12 @@ func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainReque
 		return
 	}
 	defer tr.Close()
+	if plan.Resume != nil {
+		if err := tr.Restore(plan.Resume.Moments); err != nil {
+			run.send(TrainEvent{Kind: train.EventError, Err: err})
+			return
+		}
+	}
 	plan.Params = ad.Params()
 	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: run.send, Yield: func() { e.serveWaiting(ctx, run) }})
 }

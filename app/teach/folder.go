@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"perch/engine/regfile"
 )
 
 // A folder of JSONL files the user already has (mlx-lm's layout:
@@ -69,23 +71,13 @@ func readFolder(dir string) (*folderData, error) {
 }
 
 func readSplit(path string, s *folderSplit) error {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a FIFO or device is refused before any read
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > maxFolderFile {
-		return fmt.Errorf("%s is %d bytes; Perch reads JSONL files of up to %d bytes: split it", path, st.Size(), maxFolderFile)
-	}
 	name := filepath.Base(path)
-	r := bufio.NewReaderSize(f, 1<<16)
+	r := bufio.NewReaderSize(regfile.Capped(f, maxFolderFile, path+" (split it)"), 1<<16)
 	for n := 1; ; n++ {
 		line, err := readLine(r)
 		if err == io.EOF {
@@ -93,6 +85,9 @@ func readSplit(path string, s *folderSplit) error {
 		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"perch/app/history"
 	"perch/engine/lora"
+	"perch/engine/regfile"
 	"perch/ui"
 )
 
@@ -267,7 +268,7 @@ func copyAdapter(src, dst string) error {
 }
 
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"perch/app/history"
 	"perch/engine/lora"
+	"perch/engine/train"
 	"perch/ui"
 )
 
@@ -140,6 +141,15 @@ func (s *Service) execute(a *active, prepare func() (string, error), resume stri
 		fail(err)
 		return
 	}
+	// A checkpoint with a resume state continues its run exactly, steps
+	// counted from the run's start; an older one starts a new segment from
+	// its adapter.
+	cont := false
+	if resume != "" {
+		if _, err := train.ReadState(resume); err == nil {
+			cont, offset = true, 0
+		}
+	}
 	seg := filepath.Join(s.runDir(a.rec.ID), fmt.Sprintf("part-%d", offset))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -151,7 +161,11 @@ func (s *Service) execute(a *active, prepare func() (string, error), resume stri
 		s.finish(a, history.RunStopped, "", nil)
 		return
 	}
-	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset, s.o.SaveEvery, s.o.Seed))
+	j := job(a.plan, a.rec.ID, data, seg, resume, a.rec.Steps-offset, s.o.SaveEvery, s.o.Seed)
+	if cont {
+		j.Continue, j.Resume = resume, ""
+	}
+	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, j)
 	if err != nil {
 		fail(err)
 		return

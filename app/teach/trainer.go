@@ -25,6 +25,7 @@ type Job struct {
 	SaveEvery  int
 	AdapterDir string // adapter, checkpoints/, metrics files
 	Resume     string // adapter folder to start from ("" fresh)
+	Continue   string // checkpoint (with its resume state) whose run this continues exactly
 	Seed       uint64
 }
 

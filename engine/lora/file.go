@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"perch/engine/gocpu"
+	"perch/engine/regfile"
 	"perch/engine/safetensors"
 )
 
@@ -16,9 +17,11 @@ import (
 // projection of the largest Gemma-4 is well under 2 GiB).
 const maxWeightsBytes = 2 << 30
 
-// Load reads an adapter folder written by Perch or mlx-lm.
+// Load reads an adapter folder written by Perch or mlx-lm. Both files are
+// read through regfile: a FIFO or a device in their place is refused at
+// once, and the caps count the bytes read.
 func Load(dir string) (*Adapter, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	raw, err := regfile.ReadFile(filepath.Join(dir, ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", dir, err)
 	}
@@ -27,14 +30,7 @@ func Load(dir string) (*Adapter, error) {
 		return nil, fmt.Errorf("adapter %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, WeightsFile)
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", dir, err)
-	}
-	if st.Size() > maxWeightsBytes {
-		return nil, fmt.Errorf("adapter %s: %s is %d bytes, over the %d-byte limit", dir, WeightsFile, st.Size(), int64(maxWeightsBytes))
-	}
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, maxWeightsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", dir, err)
 	}

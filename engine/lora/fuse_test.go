@@ -22,14 +22,19 @@ func TestFuseDense(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(t.TempDir(), "fused")
-	n, err := lora.FuseDir(filepath.Join(testdata, "models", "text-tiny"), dst, ad, lora.FuseOptions{})
+	b := gocpu.New(gocpu.Options{})
+	base, err := gemma4.Load(b, filepath.Join(testdata, "models", "text-tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	n, err := lora.FuseDir(filepath.Join(testdata, "models", "text-tiny"), dst, ad, lora.FuseOptions{Text: base.Text})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n != 38 {
 		t.Fatalf("%d projections fused, want 38", n)
 	}
-	b := gocpu.New(gocpu.Options{})
 	m, err := gemma4.Load(b, dst)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +44,7 @@ func TestFuseDense(t *testing.T) {
 	ids := must(g.I32("forward.input_ids"))
 	got := must(b.Float32s(m.Text.Forward(gemma4.Inputs{IDs: b.FromInt32(ids, []int{1, len(ids)})}, nil)))
 	compare(t, "fused forward vs forward.logits", got, must(g.F32("forward.logits")), 2e-4)
-	if _, err := lora.FuseDir(filepath.Join(testdata, "models", "text-tiny"), dst, ad, lora.FuseOptions{}); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := lora.FuseDir(filepath.Join(testdata, "models", "text-tiny"), dst, ad, lora.FuseOptions{Text: base.Text}); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("fusing over an existing folder: %v", err)
 	}
 }
@@ -82,7 +87,7 @@ func TestFuseQuantized(t *testing.T) {
 	x.Detach()
 	for _, deq := range []bool{false, true} {
 		dst := filepath.Join(t.TempDir(), "fused")
-		if _, err := lora.FuseDir(base, dst, ad, lora.FuseOptions{Dequantize: deq}); err != nil {
+		if _, err := lora.FuseDir(base, dst, ad, lora.FuseOptions{Dequantize: deq, Text: m.Text}); err != nil {
 			t.Fatal(err)
 		}
 		fm, err := gemma4.Load(b, dst)

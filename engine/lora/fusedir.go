@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"perch/engine/gemma4"
+	"perch/engine/regfile"
 	"perch/engine/safetensors"
 )
 
@@ -24,6 +25,9 @@ type FuseOptions struct {
 	// 4 (8-bit: 2) times the bytes. Otherwise they are requantized with the
 	// same bits and group size (mlx-lm fuse's default).
 	Dequantize bool
+	// Text is the base model's text stack (shapes only are read): the
+	// adapter must Match it, as a request's adapter must. Required.
+	Text *gemma4.Text
 }
 
 // FuseDir writes a new model folder dst: src's files, with every
@@ -36,8 +40,17 @@ func FuseDir(src, dst string, ad *Adapter, opts FuseOptions) (int, error) {
 	if err := ad.Config.Validate(); err != nil {
 		return 0, err
 	}
-	if _, err := os.Stat(dst); err == nil {
+	if opts.Text == nil {
+		return 0, errors.New("fuse: the base model's text stack is needed to check the adapter")
+	}
+	if _, _, err := ad.Match(opts.Text); err != nil {
+		return 0, fmt.Errorf("fuse: the adapter does not fit this model: %w", err)
+	}
+	if _, err := os.Lstat(dst); err == nil {
 		return 0, fmt.Errorf("fuse: %s already exists", dst)
+	}
+	if err := outsideBase(src, dst); err != nil {
+		return 0, err
 	}
 	shards, err := filepath.Glob(filepath.Join(src, "*.safetensors"))
 	if err != nil || len(shards) == 0 {
@@ -97,7 +110,11 @@ func FuseDir(src, dst string, ad *Adapter, opts FuseOptions) (int, error) {
 		return fail(err)
 	}
 	for _, e := range ents {
-		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".safetensors") {
+		if strings.HasSuffix(e.Name(), ".safetensors") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		// A Hugging Face snapshot's files are symlinks into blobs/: follow them.
+		if st, err := os.Stat(filepath.Join(src, e.Name())); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
 		var err error
@@ -170,6 +187,11 @@ func (f *fuser) fuse(key, module string, p [2]*Leaf) error {
 		return fmt.Errorf("fuse: the model has no %s.weight for the adapter's %s leaves", key, module)
 	}
 	d := Delta(*p[0], *p[1], f.ad.Config.LoRA.Scale)
+	for _, x := range d {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || math.Abs(float64(x)) > maxHalf(wi(f, key).DType) {
+			return fmt.Errorf("fuse: %s: the update (scale %v) has values no %s weight can hold: the adapter is broken", key, f.ad.Config.LoRA.Scale, wi(f, key).DType)
+		}
+	}
 	wi, wraw := f.get(key + ".weight")
 	if !f.has(key + ".scales") {
 		if len(wi.Shape) != 2 || wi.Shape[0] != out || wi.Shape[1] != in {
@@ -334,8 +356,41 @@ func u32bytes(v []uint32) []byte {
 	return b
 }
 
+// wi is key's weight entry.
+func wi(f *fuser, key string) safetensors.TensorInfo { t, _ := f.get(key + ".weight"); return t }
+
+// maxHalf is the largest finite value of a weight dtype (U32: a quantized
+// weight, requantized in its scales' dtype; bounded as BF16).
+func maxHalf(dt string) float64 {
+	if dt == "F16" {
+		return 65504
+	}
+	return math.MaxFloat32
+}
+
+// outsideBase refuses an output folder inside the base model's folder
+// (symlinks resolved): it would become part of the model it is made from.
+func outsideBase(src, dst string) error {
+	base, err := filepath.EvalSymlinks(src)
+	if err == nil {
+		base, err = filepath.Abs(base)
+	}
+	parent, perr := filepath.Abs(filepath.Dir(filepath.Clean(dst)))
+	if err != nil || perr != nil {
+		return fmt.Errorf("fuse: %v %v", err, perr)
+	}
+	if p, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = p
+	}
+	out := filepath.Join(parent, filepath.Base(filepath.Clean(dst)))
+	if rel, err := filepath.Rel(base, out); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("fuse: the output %s is inside the base model's folder %s: write it elsewhere", dst, src)
+	}
+	return nil
+}
+
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}

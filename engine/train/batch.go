@@ -35,9 +35,7 @@ func NewBatcher(rows []Row, size int, seed uint64, shuffle bool) (*Batcher, erro
 
 // deal orders the rows of the current epoch.
 func (b *Batcher) deal() {
-	if b.order == nil {
-		b.order = make([]int, len(b.rows))
-	}
+	b.order = make([]int, len(b.rows)) // a new slice: positions share the old one
 	for i := range b.order {
 		b.order[i] = i
 	}
@@ -60,6 +58,32 @@ func (b *Batcher) Next() []Row {
 		b.pos++
 	}
 	return out
+}
+
+// batchPos is where the batcher stands: the epoch, the rows dealt of it
+// and its order (shared, never changed in place).
+type batchPos struct {
+	epoch, pos int
+	order      []int
+}
+
+func (b *Batcher) position() batchPos { return batchPos{b.epoch, b.pos, b.order} }
+
+// seek moves the batcher to a saved position; the epoch's order, dealt
+// again from the seed, must be the saved one (the same rows).
+func (b *Batcher) seek(epoch, pos int, order []int) error {
+	b.epoch = epoch
+	b.deal()
+	if len(order) != len(b.order) || pos > len(order) {
+		return fmt.Errorf("the run dealt %d rows per epoch, the data now has %d: continue it with the data it started with", len(order), len(b.order))
+	}
+	for i := range order {
+		if order[i] != b.order[i] {
+			return fmt.Errorf("the row order of epoch %d differs from the run's (another seed or shuffle setting?)", epoch+1)
+		}
+	}
+	b.pos = pos
+	return nil
 }
 
 // Epoch is the number of full passes over the rows so far.

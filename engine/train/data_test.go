@@ -322,3 +322,18 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// TestByteOrderMark: a UTF-8 BOM before the first row is accepted; a
+// UTF-16 file is named as such.
+func TestByteOrderMark(t *testing.T) {
+	enc := tinyEncoder(t, SFT)
+	row := `{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]}` + "\n"
+	s, err := ReadSplit(context.Background(), strings.NewReader("\xef\xbb\xbf"+row+row), "train.jsonl", enc, nil)
+	if err != nil || len(s.Rows) != 2 {
+		t.Fatalf("UTF-8 BOM: %v", err)
+	}
+	_, err = ReadSplit(context.Background(), strings.NewReader("\xff\xfe{\x00"), "train.jsonl", enc, nil)
+	if err == nil || !strings.Contains(err.Error(), "train.jsonl:1: the file is UTF-16") {
+		t.Errorf("UTF-16: %v", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"perch/engine/regfile"
 )
 
 // MaxDatasetTokens bounds the token ids a dataset folder may hold in
@@ -85,7 +87,7 @@ func LoadFolder(ctx context.Context, dir string, enc *Encoder) (*Dataset, error)
 		out      **Split
 		required bool
 	}{{"train.jsonl", &ds.Train, true}, {"valid.jsonl", &ds.Valid, false}, {"test.jsonl", &ds.Test, false}} {
-		f, err := openRegular(filepath.Join(dir, s.name))
+		f, err := regfile.Open(filepath.Join(dir, s.name))
 		if errors.Is(err, fs.ErrNotExist) && !s.required {
 			continue
 		}
@@ -100,22 +102,6 @@ func LoadFolder(ctx context.Context, dir string, enc *Encoder) (*Dataset, error)
 		*s.out = split
 	}
 	return ds, nil
-}
-
-func openRegular(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", path)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // ReadSplit encodes one JSONL stream called name. budget, when not nil, is

@@ -27,6 +27,7 @@ type Started struct {
 	TrainRows, ValidRows int
 	AdapterDir           string
 	Params               int // trainable parameters
+	Resumed              int // steps a continued run had taken before (0: a new run)
 }
 
 // Event is one report of a run. No tensor crosses it.
@@ -35,7 +36,7 @@ type Event struct {
 	Step         int
 	Started      *Started
 	Metrics      StepMetrics
-	TokensPerSec float64       // positions fed (forward and backward) per second
+	TokensPerSec float64       // Metrics.Tokens (the tokens the loss counts, as mlx-lm counts them) per second
 	ETA          time.Duration // to the last step, at the pace so far
 	ValLoss      float64
 	ValTokens    int
@@ -67,6 +68,9 @@ func (ev Event) JSON(method Method, perf bool) []byte {
 		v = map[string]any{"type": "started", "method": s.Method, "iters": s.Iters, "batch_size": s.BatchSize,
 			"train_rows": s.TrainRows, "valid_rows": s.ValidRows, "adapter_path": s.AdapterDir, "parameters": s.Params,
 			"time": time.Now().UTC().Format(time.RFC3339)}
+		if s.Resumed > 0 {
+			v["resumed_from_step"] = s.Resumed
+		}
 	case EventStep:
 		m := ev.Metrics
 		v = map[string]any{"type": "step", "step": ev.Step, "loss": num(m.Loss), "grad_norm": num(m.GradNorm), "tokens": m.Tokens}

@@ -58,6 +58,12 @@ func eachLine(ctx context.Context, r io.Reader, name string, fn func(line []byte
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
+		if n == 1 {
+			if bytes.HasPrefix(line, []byte("\xff\xfe")) || bytes.HasPrefix(line, []byte("\xfe\xff")) {
+				return &LineError{name, n, errors.New("the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")}
+			}
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as Windows editors write
+		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			if ferr := fn(line, n); ferr != nil {
 				return ferr

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"perch/engine/chattemplate"
 	"perch/engine/gemma4"
 	"perch/engine/prompt"
+	"perch/engine/regfile"
 	"perch/engine/tensor"
 )
 
@@ -53,24 +56,60 @@ func (s *mediaSource) prepare(ctx context.Context) (*gemma4.Prepared, error) {
 	return s.proc.Prepare(ctx, msgs, s.opts)
 }
 
-func readMedia(dir, path, kind string) ([]byte, error) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	f, err := openRegular(path)
+func readMedia(dir, name, kind string) ([]byte, error) {
+	path, err := insideFolder(dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kind, err)
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
 	}
 	defer f.Close()
 	limit := maxMediaFileBytes[kind]
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, path, err)
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s %s is over the %d MiB a training %s may be", kind, path, limit>>20, kind)
+		return nil, fmt.Errorf("%s %q is over the %d MiB a training %s may be", kind, name, limit>>20, kind)
 	}
 	return data, nil
+}
+
+// insideFolder resolves a media part's file name against the data folder:
+// relative, without "..", and inside the folder once symlinks are resolved
+// (Lstat and Readlink only: nothing outside is opened).
+func insideFolder(dir, name string) (string, error) {
+	if name == "" {
+		return "", errors.New("no file name")
+	}
+	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) || filepath.VolumeName(name) != "" {
+		return "", errors.New("absolute paths are refused: name the file relative to the data folder")
+	}
+	for _, el := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if el == ".." {
+			return "", errors.New(`".." is refused: media files must be inside the data folder`)
+		}
+	}
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the data folder: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, name))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errors.New("no such file in the data folder")
+		}
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errors.New("it is a symlink to a file outside the data folder: copy the file in instead")
+	}
+	return real, nil
 }
 
 // withMedia lays a chat row's prompt out through the processor: the prompt

@@ -10,8 +10,8 @@ import (
 	"perch/engine/chattemplate"
 )
 
-// MediaRef is a media part of a chat row: a file, relative to the dataset
-// file unless absolute.
+// MediaRef is a media part of a chat row: a file inside the dataset
+// folder, named relative to it.
 type MediaRef struct {
 	Kind string // image, audio or video
 	Path string

@@ -85,6 +85,32 @@ func (m *Metrics) addCheckpoint(step int, path string, val float64, hasVal bool)
 	m.Checkpoints = append(m.Checkpoints, c)
 }
 
+// clone is a deep copy of m.
+func (m *Metrics) clone() Metrics {
+	c := *m
+	c.Validation = append([]ValPoint(nil), m.Validation...)
+	c.Checkpoints = append([]Checkpoint(nil), m.Checkpoints...)
+	if m.Best != nil {
+		b := *m.Best
+		c.Best = &b
+	}
+	return c
+}
+
+// bestOfFinal makes the final adapter (path ".") the best when it was
+// validated and no checkpoint did better.
+func (m *Metrics) bestOfFinal() {
+	n := len(m.Validation)
+	if n == 0 || m.Validation[n-1].Step != m.Steps {
+		return
+	}
+	v := m.Validation[n-1].Loss
+	if math.IsNaN(v) || (m.Best != nil && *m.Best.ValLoss <= v) {
+		return
+	}
+	m.Best = &Checkpoint{Step: m.Steps, Path: ".", ValLoss: &v}
+}
+
 // encode is metrics.json's bytes (a copy of m as it is now).
 func (m *Metrics) encode() []byte {
 	c := *m
@@ -116,6 +142,10 @@ func openStream(dir string) (*stream, error) {
 	}
 	f, err := os.OpenFile(filepath.Join(dir, StreamFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	if err := lockStream(f); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return &stream{f}, nil

@@ -46,6 +46,12 @@ type Plan struct {
 	NoShuffle  bool
 	AdapterDir string
 	Params     int // trainable parameters, for the started event
+	// Settings, when set, go into every saved state so the run can be
+	// continued (ReadState); Resume continues the run saved in AdapterDir.
+	Settings *Settings
+	Resume   *State
+
+	fingerprint string // of the rows, set by Run
 }
 
 // DefaultValBatches bounds a validation (mlx-lm's default).
@@ -106,15 +112,27 @@ func Run(ctx context.Context, s Stepper, p Plan, h Host) (*Result, error) {
 	if err != nil {
 		return fail(err)
 	}
-	st, err := openStream(p.AdapterDir)
-	if err != nil {
+	p.fingerprint = Fingerprint(p.Train, p.Valid)
+	r := &runner{s: s, p: p, h: h, batcher: batcher, metrics: Metrics{Method: p.Method, Iters: p.Iters}}
+	r.dealt = batcher.position()
+	if p.Resume != nil {
+		if live, _ := RunLive(p.AdapterDir); live {
+			return fail(fmt.Errorf("a run is still writing into %s: stop it before continuing it", p.AdapterDir))
+		}
+		if p.Resume.Step >= p.Iters {
+			return fail(fmt.Errorf("the run already took %d of its %d steps: give a larger --iters to train on", p.Resume.Step, p.Iters))
+		}
+		if err := r.continueFrom(p.Resume); err != nil {
+			return fail(fmt.Errorf("continue the run in %s: %w", p.AdapterDir, err))
+		}
+	}
+	if r.st, err = openStream(p.AdapterDir); err != nil {
 		return fail(fmt.Errorf("adapter folder: %w", err))
 	}
 	removeStale(p.AdapterDir)
-	r := &runner{s: s, p: p, h: h, batcher: batcher, st: st, sv: newSaver(p.AdapterDir, h.save),
-		metrics: Metrics{Method: p.Method, Iters: p.Iters}}
+	r.sv = newSaver(p.AdapterDir, h.save)
 	r.emit(Event{Kind: EventStarted, Started: &Started{Method: p.Method, Iters: p.Iters, BatchSize: p.BatchSize,
-		TrainRows: len(p.Train), ValidRows: len(p.Valid), AdapterDir: p.AdapterDir, Params: p.Params}})
+		TrainRows: len(p.Train), ValidRows: len(p.Valid), AdapterDir: p.AdapterDir, Params: p.Params, Resumed: r.start}})
 	cancelled, err := r.loop(ctx)
 	return r.finish(cancelled, err)
 }
@@ -126,15 +144,21 @@ type runner struct {
 	batcher *Batcher
 	st      *stream
 	sv      *saver
-	metrics Metrics
 	emitMu  sync.Mutex // Emit runs on the engine thread and, for checkpoints, the saver's
 
-	trainTime time.Duration
+	metricsMu sync.Mutex // the saver records checkpoints as their saves complete
+	metrics   Metrics
+
+	start       int      // steps done before this process (a continued run)
+	dealt       batchPos // the batcher after the last batch stepped (it deals one ahead)
+	streamBytes int64    // metrics.jsonl's length once the queued lines are written
+	trainTime   time.Duration
 }
 
 // emit reports ev and appends it to the metrics stream.
 func (r *runner) emit(ev Event) {
 	line := ev.JSON(r.p.Method, true)
+	r.streamBytes += int64(len(line)) + 1
 	r.sv.do("metrics stream", func() error { return r.st.write(line) })
 	r.report(ev)
 }
@@ -156,13 +180,26 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 		}
 		return false, err
 	}
-	if hasVal && p.ValEvery > 0 {
-		if _, err := r.validate(ctx, 0); err != nil {
-			return stopped(err)
+	if p.Resume == nil {
+		if hasVal && p.ValEvery > 0 {
+			if _, err := r.validate(ctx, 0); err != nil {
+				return stopped(err)
+			}
+		}
+		// The adapter the run starts from goes to the top of the folder at
+		// once: a crash before the first checkpoint leaves a usable adapter
+		// and a state to continue from.
+		if err := r.saveTop(0); err != nil {
+			return false, err
 		}
 	}
 	var next chan prepared
-	for step := 1; step <= p.Iters; step++ {
+	var nextPos batchPos
+	fetch := func() {
+		rows := r.batcher.Next()
+		next, nextPos = prefetch(ctx, rows), r.batcher.position()
+	}
+	for step := r.start + 1; step <= p.Iters; step++ {
 		r.h.Yield()
 		if ctx.Err() != nil {
 			return true, nil
@@ -171,16 +208,16 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 			return false, err
 		}
 		if next == nil {
-			next = prefetch(ctx, r.batcher.Next())
+			fetch()
 		}
-		got := <-next
+		got, pos := <-next, nextPos
 		next = nil
 		if got.err != nil {
 			return stopped(got.err)
 		}
 		batch := got.rows
 		if step < p.Iters { // the next batch's media are prepared while this one trains
-			next = prefetch(ctx, r.batcher.Next())
+			fetch()
 		}
 		t0 := time.Now()
 		m, err := r.s.Step(batch)
@@ -195,14 +232,13 @@ func (r *runner) loop(ctx context.Context) (cancelled bool, err error) {
 			m.Elapsed = elapsed
 		}
 		r.trainTime += elapsed
-		tokens := 0
-		for i := range batch {
-			tokens += batch[i].Tokens()
-		}
+		r.dealt = pos
 		loss := m.Loss
+		r.metricsMu.Lock()
 		r.metrics.Steps, r.metrics.LastLoss = step, &loss
-		r.emit(Event{Kind: EventStep, Step: step, Metrics: m, TokensPerSec: float64(tokens) / elapsed.Seconds(),
-			ETA: r.trainTime / time.Duration(step) * time.Duration(p.Iters-step)})
+		r.metricsMu.Unlock()
+		r.emit(Event{Kind: EventStep, Step: step, Metrics: m, TokensPerSec: float64(m.Tokens) / elapsed.Seconds(),
+			ETA: r.trainTime / time.Duration(step-r.start) * time.Duration(p.Iters-step)})
 
 		save := p.SaveEvery > 0 && step%p.SaveEvery == 0
 		val, validated := 0.0, false
@@ -293,42 +329,12 @@ func (r *runner) validate(ctx context.Context, step int) (float64, error) {
 		tokens += m.Tokens
 	}
 	loss := sum / weight
+	r.metricsMu.Lock()
 	r.metrics.Validation = append(r.metrics.Validation, ValPoint{Step: step, Loss: loss, Tokens: tokens})
+	r.metricsMu.Unlock()
 	r.emit(Event{Kind: EventValidation, Step: step, ValLoss: loss, ValTokens: tokens, Elapsed: time.Since(t0)})
 	r.writeMetrics()
 	return loss, nil
-}
-
-// checkpoint copies the leaves to the host and has the saver write them
-// while training goes on.
-func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
-	snap, err := r.s.Snapshot()
-	if err != nil {
-		return fmt.Errorf("checkpoint at step %d: %w", step, err)
-	}
-	name := CheckpointName(step, val, hasVal)
-	rel := filepath.Join("checkpoints", name)
-	ev := Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)}
-	// Reported once the folder is renamed into place, so a caller recording
-	// it never records a checkpoint a crash could leave half written.
-	r.sv.do("checkpoint "+rel, func() error {
-		if err := r.sv.checkpoint(snap, name); err != nil {
-			return err
-		}
-		if err := r.st.write(ev.JSON(r.p.Method, true)); err != nil {
-			return err
-		}
-		r.report(ev)
-		return nil
-	})
-	r.metrics.addCheckpoint(step, rel, val, hasVal)
-	r.writeMetrics()
-	return nil
-}
-
-func (r *runner) writeMetrics() {
-	data := r.metrics.encode()
-	r.sv.do(MetricsFile, func() error { return writeAtomic(r.p.AdapterDir, MetricsFile, data) })
 }
 
 // finish saves the latest adapter (unless a step failed), awaits every
@@ -338,16 +344,21 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 	res := &Result{Steps: r.metrics.Steps, Adapter: r.p.AdapterDir, Cancelled: cancelled}
 	var stepErr *stepError
 	saved := false
-	if !errors.As(runErr, &stepErr) {
-		if snap, err := r.s.Snapshot(); err != nil {
+	if !errors.As(runErr, &stepErr) && (r.p.Resume == nil || r.metrics.Steps > r.start) {
+		r.metricsMu.Lock()
+		m := r.metrics.clone()
+		r.metricsMu.Unlock()
+		if pt, err := r.point(r.metrics.Steps, m); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("final adapter: %w", err))
 		} else {
 			r.sv.do("final adapter "+r.p.AdapterDir, func() error {
-				err := r.sv.save(snap, r.p.AdapterDir)
+				err := r.sv.save(pt, r.p.AdapterDir)
 				saved = err == nil
 				return err
 			})
 		}
+	} else if r.p.Resume != nil && r.metrics.Steps == r.start {
+		saved = true // stopped before a step: the state continued from is the top one
 	}
 	first := r.sv.failed()
 	err := r.sv.wait()
@@ -356,6 +367,7 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 	}
 	if saved {
 		r.metrics.Adapter = "."
+		r.metrics.bestOfFinal()
 		if err != nil {
 			err = fmt.Errorf("%w (the latest adapter, after step %d, is saved in %s)", err, res.Steps, r.p.AdapterDir)
 		}

@@ -98,7 +98,8 @@ func TestRunCheckpointsAndMetrics(t *testing.T) {
 		t.Errorf("metrics.json %+v", m)
 	}
 	wantCk := []string{CheckpointName(4, 5.0/5, true), CheckpointName(8, 5.0/9, true)}
-	if len(m.Checkpoints) != 2 || m.Checkpoints[0].Path != filepath.Join("checkpoints", wantCk[0]) || m.Best == nil || m.Best.Step != 8 {
+	// The final state, validated at 5/11, beats both checkpoints: it is the best.
+	if len(m.Checkpoints) != 2 || m.Checkpoints[0].Path != filepath.Join("checkpoints", wantCk[0]) || m.Best == nil || m.Best.Step != 10 || m.Best.Path != "." {
 		t.Errorf("checkpoints %+v best %+v", m.Checkpoints, m.Best)
 	}
 	for i, name := range wantCk {
@@ -106,7 +107,7 @@ func TestRunCheckpointsAndMetrics(t *testing.T) {
 			t.Errorf("%s holds step %s", name, got)
 		}
 	}
-	if res.Best != filepath.Join(dir, "checkpoints", wantCk[1]) {
+	if res.Best != dir {
 		t.Errorf("best %q", res.Best)
 	}
 	if last := evs[len(evs)-1]; last.Kind != EventDone {
@@ -152,11 +153,13 @@ func streamLines(t *testing.T, dir string) []map[string]any {
 // stays whole and no half-written folder is left.
 func TestFailedCheckpointFailsRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "adapter")
-	saves := 0
+	full := false
 	h := Host{save: func(s Snapshot, d string) error {
-		saves++
-		if saves >= 2 { // the disk stays full
-			os.WriteFile(filepath.Join(d, "adapters.safetensors"), []byte("torn"), 0o644)
+		full = full || strings.HasPrefix(filepath.Base(d), ".step-00010")
+		if full { // the disk stays full
+			if strings.HasPrefix(filepath.Base(d), ".") { // a checkpoint's temporary folder (the top is replaced by rename)
+				os.WriteFile(filepath.Join(d, "adapters.safetensors"), []byte("torn"), 0o644)
+			}
 			return &os.PathError{Op: "write", Path: filepath.Join(d, "adapters.safetensors"), Err: syscall.ENOSPC}
 		}
 		return s.Save(d)
@@ -175,6 +178,9 @@ func TestFailedCheckpointFailsRun(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "checkpoints"))
 	if len(entries) != 1 {
 		t.Errorf("checkpoints folder holds %v", entries)
+	}
+	if got := savedStep(t, dir); got != "5" {
+		t.Errorf("the top-level adapter holds step %q, not the last good checkpoint's 5", got)
 	}
 	if !strings.Contains(err.Error(), "final adapter") {
 		t.Errorf("the failed final save is not reported: %v", err)
@@ -199,15 +205,15 @@ func TestFinalSaveFailureFailsRun(t *testing.T) {
 }
 
 // TestStepFailureKeepsLastGoodAdapter: a failed step saves nothing over
-// what is on disk.
+// what is on disk: the top of the folder keeps the last checkpoint's adapter.
 func TestStepFailureKeepsLastGoodAdapter(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "adapter")
 	_, err := Run(context.Background(), &fakeStepper{failAt: 4}, Plan{Method: SFT, Train: fakeRows(2), Iters: 9, BatchSize: 1, SaveEvery: 2, AdapterDir: dir}, Host{})
 	if err == nil || !strings.Contains(err.Error(), "step 4: backend out of memory") {
 		t.Fatalf("err %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "adapters.safetensors")); !os.IsNotExist(err) {
-		t.Errorf("a final adapter was saved after the failed step: %v", err)
+	if got := savedStep(t, dir); got != "2" {
+		t.Errorf("the top-level adapter is of step %s after the failed step 4, not the last checkpoint's 2", got)
 	}
 	if savedStep(t, filepath.Join(dir, "checkpoints", "step-00002")) != "2" {
 		t.Error("checkpoint lost")

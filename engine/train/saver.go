@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"perch/engine/lora"
 )
 
 // Snapshot is a host copy of an adapter's leaves that can be written to a
@@ -116,9 +118,18 @@ func (s *saver) checkpoint(snap Snapshot, name string) error {
 	return syncDir(root)
 }
 
-// removeStale deletes temporary folders an interrupted run left in
-// dir/checkpoints (never a finished checkpoint).
+// removeStale deletes the temporary files and folders an interrupted run
+// left in dir and dir/checkpoints (never a finished file or checkpoint).
 func removeStale(dir string) {
+	top, _ := os.ReadDir(dir)
+	for _, e := range top {
+		n := e.Name()
+		for _, f := range []string{lora.WeightsFile, lora.ConfigFile, ResumeFile, MetricsFile} {
+			if strings.HasPrefix(n, "."+f+".tmp-") {
+				os.Remove(filepath.Join(dir, n))
+			}
+		}
+	}
 	root := filepath.Join(dir, "checkpoints")
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {

@@ -185,7 +185,9 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		for _, s := range g {
 			ntoks += s.tokens()
 			s.n, s.row = t.nseq, &rows[i]
-			t.nseq++
+			if grads { // masks are drawn by training sequence: validation leaves them be
+				t.nseq++
+			}
 		}
 		groups[i] = g
 	}

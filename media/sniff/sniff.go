@@ -98,21 +98,23 @@ func Detect(b []byte) (Type, error) {
 		"WAV, MP3, M4A, AAC, FLAC, Ogg/Opus, AIFF, CAF audio; MP4, MOV, M4V, WebM, MKV video)", Describe(b))
 }
 
-// Describe shows the first bytes of b as hex and printable text, for errors.
+// Describe says what kind of content b looks like, for errors. It never
+// quotes the bytes: the file may be anything (a symlink to a secret), and
+// errors end up in logs and on screen.
 func Describe(b []byte) string {
 	if len(b) == 0 {
 		return "the file is empty"
 	}
-	n := min(len(b), 16)
-	var txt strings.Builder
-	for _, c := range b[:n] {
-		if c >= 0x20 && c < 0x7f {
-			txt.WriteByte(c)
-		} else {
-			txt.WriteByte('.')
+	printable := 0
+	for _, c := range b {
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\r' || c == '\t' {
+			printable++
 		}
 	}
-	return fmt.Sprintf("first bytes % x %q", b[:n], txt.String())
+	if printable == len(b) {
+		return "it looks like text"
+	}
+	return "binary content of no known media format"
 }
 
 func detect(b []byte) (Type, bool) {
