@@ -83,9 +83,7 @@ func (v *messageView) startCorrect() {
 	cancel := widget.NewButton("Cancel", finish)
 	v.body.Objects = []fyne.CanvasObject{hint, e, container.NewHBox(layout.NewSpacer(), cancel, save)}
 	v.body.Refresh()
-	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
-		c.Focus(e)
-	}
+	v.takeKeys(e)
 }
 
 // feedbackActions are the rate and correct actions of answers in

@@ -25,6 +25,10 @@ type messageActions struct {
 	useVersion func(m Message, n int)       // nil: no ◀ ▶ (quick-ask)
 	allowTrim  func(m Message)              // nil: a full context only says so
 	newChat    func()
+	// focus gives the keyboard to a box the row just opened. It is the
+	// window's canvas: a new box is on no canvas the driver knows of until
+	// the next frame draws it, so asking the driver for its canvas fails.
+	focus func(fyne.Focusable)
 }
 
 // messageView renders one message and updates in place while it streams.
@@ -264,8 +268,13 @@ func (v *messageView) startEdit() {
 	v.body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
 	v.body.Refresh()
 	v.editEntry = e
-	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
-		c.Focus(e)
+	v.takeKeys(e)
+}
+
+// takeKeys gives the keyboard to e, a box the row just opened.
+func (v *messageView) takeKeys(e fyne.Focusable) {
+	if v.acts.focus != nil {
+		v.acts.focus(e)
 	}
 }
 

@@ -16,9 +16,10 @@ import (
 // teachView is the Teach page: the run going on (live chart, controls),
 // a form to start a new one, the adapters the user owns and past runs.
 type teachView struct {
-	env  *env
-	win  fyne.Window
-	root fyne.CanvasObject
+	env    *env
+	win    fyne.Window
+	root   fyne.CanvasObject
+	scroll *container.Scroll // root: the page scrolls as one
 
 	base         *widget.Select
 	baseIDs      map[string]string // shown name → id
@@ -134,7 +135,8 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 		section("Your adapters", v.adapters.root),
 		section("Past runs", v.runs.root))
 	v.run.parent = body
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.scroll = container.NewVScroll(container.NewPadded(body))
+	v.root = v.scroll
 	v.method.SetSelected(presetFor(d.Method).Label)
 	e.teacher.Watch(func(u TrainUpdate) { v.run.push(u) })
 	v.run.onStarted = v.check
@@ -340,6 +342,7 @@ func (v *teachView) startRun() {
 				return
 			}
 			v.run.follow(r)
+			v.scroll.ScrollToTop() // the new run's card, at the top, is what happens next
 			v.runs.reload()
 			v.check()
 		})
@@ -389,5 +392,6 @@ func (mw *MainWindow) ShowTeach() {
 		}
 	}
 	mw.teach.reload()
+	mw.teach.scroll.ScrollToTop() // the page opens at its top, with the run going on
 	mw.showPage("teach", mw.teach.root)
 }

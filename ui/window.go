@@ -129,7 +129,10 @@ func newMainWindow(e *env) *MainWindow {
 	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
 	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
-	mw.side.onSelect = func(id string) { mw.ShowConversation(id) }
+	mw.side.onSelect = func(id string) {
+		mw.ShowConversation(id)
+		mw.chat.scrollToMatch(mw.side.search.Text) // a search hit opens at the match
+	}
 	mw.side.onNew = func() { mw.ShowConversation("") }
 	mw.chat.onNewChat = func() { mw.ShowConversation("") }
 	mw.side.onDelete = func(id string) {

@@ -1,0 +1,136 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// What a newcomer's hands meet: where the view goes after an action, which
+// box has the keyboard, what is saved without asking.
+
+// inView reports whether o's top lies within scroll's visible part.
+func inView(s, o fyne.CanvasObject) bool {
+	d := fyne.CurrentApp().Driver()
+	top := d.AbsolutePositionForObject(o).Y - d.AbsolutePositionForObject(s).Y
+	return top >= 0 && top < s.Size().Height
+}
+
+func TestStartingARunShowsItsCard(t *testing.T) {
+	h := newTeachHarness(t)
+	h.teacher.summary = DataSummary{Pairs: 6}
+	v := openTeach(h)
+	if v.start.Disabled() {
+		t.Fatalf("cannot start: %q", v.problem.Text)
+	}
+	v.scroll.ScrollToBottom() // where "Start training" is
+	if v.scroll.Offset.Y == 0 {
+		t.Fatal("the Teach page does not scroll at 900×640: the test shows nothing")
+	}
+	test.Tap(v.start)
+	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
+	if v.scroll.Offset.Y != 0 || !v.run.root.Visible() || !inView(v.scroll, v.run.root) {
+		t.Fatalf("after Start the page stays at %.0f px: the run's card is out of view", v.scroll.Offset.Y)
+	}
+	// Back on the page later, it opens at its top again.
+	v.scroll.ScrollToBottom()
+	h.ui.Main.ShowChat()
+	h.ui.Main.ShowTeach()
+	if v.scroll.Offset.Y != 0 {
+		t.Fatalf("Teach reopened %.0f px down", v.scroll.Offset.Y)
+	}
+}
+
+// Typing right after the pencil lands in the box it opened, though another
+// window was created after the main one (the test driver's CanvasForObject
+// answers with the newest window; the real one with none for a new box).
+func TestCorrectionAndEditBoxesTakeTheKeyboard(t *testing.T) {
+	h := newTeachHarness(t, script{deltas: words("The capital is Lyon.")})
+	mw := h.ui.Main
+	v := answerOnce(h.harness, "Capital of France?")
+	other := h.app.NewWindow("another window")
+	other.Show()
+	defer other.Close()
+
+	test.Tap(feedbackButton(v, theme.DocumentCreateIcon()))
+	ed := v.body.Objects[1].(*widget.Entry)
+	if mw.Window.Canvas().Focused() != ed {
+		t.Fatalf("the correction box does not have the keyboard: %T does", mw.Window.Canvas().Focused())
+	}
+	typed := func(text string) { // as keys go: to what has the focus
+		mw.Window.Canvas().Focused().(fyne.Shortcutable).TypedShortcut(&fyne.ShortcutSelectAll{})
+		test.Type(mw.Window.Canvas().Focused(), text)
+	}
+	typed("Paris.")
+	if ed.Text != "Paris." {
+		t.Fatalf("Ctrl+A and typing after the pencil gave %q", ed.Text)
+	}
+
+	user := mw.chat.views[0]
+	test.Tap(user.actions.Objects[1].(*widget.Button)) // edit
+	if mw.Window.Canvas().Focused() != user.editEntry {
+		t.Fatal("the edit box does not have the keyboard")
+	}
+	typed("And Spain?")
+	if got := user.editEntry.Text; got != "And Spain?" {
+		t.Fatalf("typing after the pencil gave %q", got)
+	}
+}
+
+// longChat stores a conversation of n question-and-answer pairs.
+func longChat(h *harness, title string, n int) string {
+	c, _ := h.chat.NewConversation()
+	h.chat.Rename(c.ID, title)
+	var msgs []Message
+	for i := 1; i <= n; i++ {
+		msgs = append(msgs,
+			Message{ID: fmt.Sprintf("%s-u%d", c.ID, i), Role: User, Text: fmt.Sprintf("Question %d?", i), State: Done},
+			Message{ID: fmt.Sprintf("%s-a%d", c.ID, i), Role: Assistant, State: Done,
+				Text: fmt.Sprintf("Answer %d. ", i) + strings.Repeat("A sentence long enough to wrap at this width. ", 4)})
+	}
+	h.chat.mu.Lock()
+	h.chat.msgs[c.ID] = msgs
+	h.chat.mu.Unlock()
+	return c.ID
+}
+
+func TestReopenedChatShowsItsLatestMessage(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	long := longChat(h, "A long chat", 20)
+	mw.side.reload()
+	mw.ShowConversation("") // a blank chat first: the list is short
+	mw.ShowSettings()       // and another page in front
+	mw.side.list.Select(0)  // as a click in the sidebar
+	h.loop.drain()
+	if mw.chat.convID != long {
+		t.Fatalf("opened %q", mw.chat.convID)
+	}
+	s := mw.chat.scroll
+	last := mw.chat.views[len(mw.chat.views)-1]
+	if s.Offset.Y == 0 || !inView(s, last.root) {
+		t.Fatalf("reopened at %.0f px of %.0f: the latest answer is out of view", s.Offset.Y, s.Content.MinSize().Height)
+	}
+}
+
+func TestSearchHitOpensAtTheMatch(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	longChat(h, "A long chat", 20)
+	mw.side.search.SetText("Question 12?")
+	if len(mw.side.items) != 1 || mw.side.items[0].Snippet == "" {
+		t.Fatalf("search found %+v", mw.side.items)
+	}
+	mw.side.list.Select(0)
+	h.loop.drain()
+	s := mw.chat.scroll
+	hit := mw.chat.views[22] // Question 12?
+	if hit.msg.Text != "Question 12?" || !inView(s, hit.root) {
+		t.Fatalf("the hit %q is out of view at %.0f px", hit.msg.Text, s.Offset.Y)
+	}
+}
