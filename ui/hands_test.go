@@ -134,3 +134,47 @@ func TestSearchHitOpensAtTheMatch(t *testing.T) {
 		t.Fatalf("the hit %q is out of view at %.0f px", hit.msg.Text, s.Offset.Y)
 	}
 }
+
+// Settings keep what was typed without a Save button (as macOS settings
+// do): the Temperature typed as 0.5, then Back to chat, then Ctrl+,.
+func TestSettingsSavedAsYouChangeThem(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	var applied int
+	h.ui.env.applySettings = func(old, new Settings) error { applied++; return nil }
+	mw.ShowSettings()
+	v := mw.settings
+	if applied != 0 {
+		t.Fatalf("opening Settings applied them %d times", applied)
+	}
+	test.Type(v.gen.temp, "0.5")
+	mw.ShowChat() // "Back to chat" before the typing pause ends
+	mw.ShowSettings()
+	if v.gen.temp.Text != "0.5" {
+		t.Fatalf("Temperature shows %q after leaving and coming back", v.gen.temp.Text)
+	}
+	if got := (PrefsSettings{P: h.app.Preferences()}).Load().Temperature; got == nil || *got != 0.5 {
+		t.Fatalf("stored temperature %v", got)
+	}
+	// A choice is saved at once; typing once it pauses, applied once.
+	v.thinking.SetChecked(true)
+	if !(PrefsSettings{P: h.app.Preferences()}).Load().Thinking {
+		t.Fatal("the Thinking choice was not saved")
+	}
+	applied = 0
+	v.port.SetText("")
+	test.Type(v.port, "8080") // 8, 80 and 808 are no ports to apply
+	h.loop.until(t, "the port saved after the pause", func() bool {
+		return (PrefsSettings{P: h.app.Preferences()}).Load().LocalAPIPort == 8080
+	})
+	if applied != 1 {
+		t.Fatalf("a pause in typing applied the settings %d times", applied)
+	}
+	// A value that cannot be saved is said when the page is left.
+	v.gen.maxTokens.SetText("lots")
+	mw.ShowChat()
+	d := mw.Window.Canvas().Overlays().Top()
+	if d == nil || !strings.Contains(strings.Join(texts(d), "|"), "max tokens must be a whole number") {
+		t.Fatal("leaving with a value that cannot be saved said nothing")
+	}
+}

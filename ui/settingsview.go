@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -30,7 +29,9 @@ type settingsView struct {
 	hotkey, modelsDir    *widget.Entry
 	status               *widget.Label
 	hotkeyNote           *widget.Label
-	loaded               Settings
+	loaded               Settings // what is saved
+	loading              bool     // load is filling the form: not a change
+	typing               int      // keystrokes: only the newest one's timer saves
 }
 
 func newSettingsView(e *env, win fyne.Window) *settingsView {
@@ -94,21 +95,19 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		"Local API", v.api,
 		"API port", v.port,
 	)
-	save := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), v.save)
-	save.Importance = widget.HighImportance
-	revert := widget.NewButton("Revert", v.load)
+	saved := caption("Changes are saved as you make them.")
 	body := container.NewVBox(
-		heading("Settings"),
+		heading("Settings"), saved,
 		section("Model", model), section("Generation", gen), section("Media", media),
 		container.NewHBox(useDefaults), section("App", app),
 		v.status,
-		container.NewHBox(layout.NewSpacer(), revert, save),
 	)
 	v.root = container.NewVScroll(container.NewPadded(body))
 	v.showHotkeyState()
 	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
 	v.gen.showDefaults(e.model.State().Defaults)
 	v.load()
+	v.watchChanges()
 	return v
 }
 
@@ -156,6 +155,9 @@ func section(title string, body fyne.CanvasObject) fyne.CanvasObject {
 
 // load shows the saved settings.
 func (v *settingsView) load() {
+	v.loading = true
+	defer func() { v.loading = false }()
+	v.typing++ // what was typed before is replaced
 	s := v.env.settings.Load()
 	v.loaded = s
 	v.modelIDs = map[string]string{}
@@ -232,7 +234,8 @@ func (v *settingsView) read() (Settings, error) {
 	return s, nil
 }
 
-func (v *settingsView) save() {
+// save stores the form and applies it; it reports whether it was stored.
+func (v *settingsView) save() bool {
 	s, err := v.read()
 	if err == nil {
 		err = s.Validate(v.env.budgets)
@@ -243,7 +246,7 @@ func (v *settingsView) save() {
 	if err != nil {
 		v.status.Importance = widget.DangerImportance
 		v.status.SetText("Not saved: " + err.Error())
-		return
+		return false
 	}
 	old := v.loaded
 	v.loaded = s
@@ -252,11 +255,12 @@ func (v *settingsView) save() {
 		if err := v.env.applySettings(old, s); err != nil {
 			v.status.Importance = widget.WarningImportance
 			v.status.SetText("Saved, but " + err.Error())
-			return
+			return true
 		}
 	}
 	v.status.Importance = widget.SuccessImportance
 	v.status.SetText("Saved.")
+	return true
 }
 
 func containsValue(m map[string]string, v string) bool {

@@ -245,6 +245,7 @@ func (mw *MainWindow) showChat() {
 		mw.showPage("welcome", mw.welcomePage())
 		return
 	}
+	mw.leavePage()
 	mw.page = "chat"
 	mw.pages.Objects = mw.pages.Objects[:1]
 	mw.pages.Refresh()
@@ -252,6 +253,7 @@ func (mw *MainWindow) showChat() {
 }
 
 func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
+	mw.leavePage()
 	bg := canvas.NewRectangle(themeColor(theme.ColorNameBackground))
 	page := container.NewStack(bg, o)
 	if name != "welcome" {
@@ -262,6 +264,13 @@ func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
 	mw.page = name
 	mw.pages.Objects = append(mw.pages.Objects[:1], page)
 	mw.pages.Refresh()
+}
+
+// leavePage saves what the shown page has pending (Settings' last typing).
+func (mw *MainWindow) leavePage() {
+	if mw.page == "settings" && mw.settings != nil {
+		mw.settings.leave()
+	}
 }
 
 func (mw *MainWindow) welcomePage() fyne.CanvasObject {
@@ -285,6 +294,7 @@ func (mw *MainWindow) ShowSettings() {
 	if mw.settings == nil {
 		mw.settings = newSettingsView(mw.env, mw.Window)
 	}
+	mw.leavePage()
 	mw.settings.load()
 	mw.showPage("settings", mw.settings.root)
 }
