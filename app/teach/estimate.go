@@ -83,6 +83,12 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	if err := checkName(p.Name); err != nil {
 		return e, err
 	}
+	// A name in use is said now, not changed later behind the run's back.
+	if free, err := s.uniqueName(p.Name, p.Base, ""); err != nil {
+		return e, err
+	} else if free != p.Name {
+		return e, fmt.Errorf("you already have an adapter called %s for this model: choose another name, such as %s", p.Name, free)
+	}
 	if p.Steps < 1 || p.Rank < 1 || p.BatchSize < 1 || p.MaxSeqLen < 64 || !(p.LearningRate > 0) || !(p.LoRAPlusRatio >= 1) {
 		return e, errors.New("steps, rank, batch size, maximum length, learning rate and LoRA+ ratio must all be set (the ratio at least 1)")
 	}

@@ -69,8 +69,16 @@ func TestRunRecordsMetricsCheckpointsAndAdapter(t *testing.T) {
 		t.Fatalf("notifications %q", notes)
 	}
 	mu.Unlock()
-	// A second run of the same name gets its own.
-	if _, err := f.svc.Start(defaultPlan()); err != nil {
+	// A second run of the same name is refused before it starts, with a
+	// free name offered (it was saved as my-style-2 under a header that
+	// said my-style); under that name it runs.
+	_, err = f.svc.Start(defaultPlan())
+	if want := "you already have an adapter called my-style for this model: choose another name, such as my-style-2"; err == nil || err.Error() != want {
+		t.Fatalf("a taken name: %v", err)
+	}
+	second := defaultPlan()
+	second.Name = "my-style-2"
+	if _, err := f.svc.Start(second); err != nil {
 		t.Fatal(err)
 	}
 	if r2 := f.until("the second run", func(r ui.TrainRun) bool { return !r.State.Active() }); r2.State != ui.RunDone {
