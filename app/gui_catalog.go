@@ -94,6 +94,7 @@ func (c *catalog) Models() ([]ui.CatalogModel, error) {
 func (c *catalog) withState(m ui.CatalogModel) ui.CatalogModel {
 	now, _ := c.budgetNow()
 	m.Fit = fitOf(m.RAMBytes, c.budget, now)
+	m.Budget, _ = hub.Capacity(c.budget)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, ok := c.downloads[m.ID]; ok {

@@ -178,3 +178,33 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 		t.Fatal("leaving with a value that cannot be saved said nothing")
 	}
 }
+
+// Models and Teach speak of memory in one sentence, against one budget.
+func TestModelsAndTeachSayMemoryAlike(t *testing.T) {
+	h := newTeachHarness(t)
+	h.teacher.summary = DataSummary{Pairs: 6}
+	h.teacher.estimate.Memory, h.teacher.estimate.Available = 5<<30, 24<<30
+	for i := range h.catalog.models {
+		h.catalog.models[i].Budget = 24 << 30
+	}
+	mw := h.ui.Main
+	mw.ShowModels()
+	h.loop.drain()
+	budget := "of the 24.0 GB " + platformText("this Mac", "this computer") + " can give"
+	if got := mw.models.rows["e2b"].facts.Text; !strings.Contains(got, "needs 4.0 GB "+budget) {
+		t.Fatalf("Models says %q", got)
+	}
+	if got := mw.models.rows["31b"].facts.Text; !strings.Contains(got, "needs 24.0 GB "+budget+" · too big") {
+		t.Fatalf("Models says %q", got)
+	}
+	v := openTeach(h)
+	if !strings.Contains(v.estimate.Text, "needs 5.0 GB "+budget) {
+		t.Fatalf("Teach says %q", v.estimate.Text)
+	}
+	h.teacher.estimate.Tight = true
+	v.check()
+	settle(h.harness, v)
+	if !strings.Contains(v.estimate.Text, "needs 5.0 GB "+budget+" · tight fit: close other apps") {
+		t.Fatalf("Teach says %q", v.estimate.Text)
+	}
+}

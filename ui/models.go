@@ -149,14 +149,13 @@ func (r *modelRow) update(m CatalogModel) {
 	}
 	r.badges.Refresh()
 
-	fit := map[Fit]string{FitsWell: platformText("fits this Mac", "fits this computer"), FitsTight: "tight fit: close other apps",
-		TooBig: platformText("too big for this Mac", "too big for this computer")}[m.Fit]
+	fit := fitWords(m.Fit)
 	var parts []string // a size not known is left out, never shown as 0 B
 	if m.DiskBytes > 0 {
 		parts = append(parts, byteSize(m.DiskBytes)+" on disk")
 	}
 	if m.RAMBytes > 0 {
-		parts = append(parts, "needs "+byteSize(m.RAMBytes)+" of memory")
+		parts = append(parts, memoryLine(m.RAMBytes, m.Budget))
 	}
 	if fit != "" {
 		parts = append(parts, fit)

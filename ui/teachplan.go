@@ -188,10 +188,15 @@ func dataLine(d DataSummary) string {
 	return strings.Join(parts, " · ")
 }
 
-// estimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this computer can give".
+// estimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this
+// computer can give · 12 training and 2 validation rows", the memory as
+// the Models page says it.
 func estimateLine(e TrainEstimate) string {
-	return fmt.Sprintf("About %s · needs %s of the %s this computer can give · %d training and %d validation rows",
-		duration(e.Duration), byteSize(e.Memory), byteSize(e.Available), e.Rows, e.ValRows)
+	mem := memoryLine(e.Memory, e.Available)
+	if e.Tight {
+		mem += " · " + fitWords(FitsTight)
+	}
+	return fmt.Sprintf("About %s · %s · %d training and %d validation rows", duration(e.Duration), mem, e.Rows, e.ValRows)
 }
 
 // duration is a rough, friendly length of time.
