@@ -71,7 +71,7 @@ func newMessageView(m Message, acts messageActions) *messageView {
 	v.marker = container.NewVBox()
 	v.marker.Hide()
 	content := container.NewVBox(v.think, v.status, v.body, v.attachmentsRow(), v.note)
-	footer := container.NewHBox(v.actions, layout.NewSpacer(), container.NewCenter(v.stats))
+	footer := container.New(footerLayout{}, v.actions, v.stats)
 	if m.Role == User {
 		bg := canvas.NewRectangle(themeColor(colorBubble))
 		bg.CornerRadius = 12

@@ -40,7 +40,7 @@ func newModelsView(e *env, win fyne.Window) *modelsView {
 	intro := widget.NewLabel("Gemma-4 runs entirely on this computer. Smaller models answer faster; larger ones know more. Models already in your Hugging Face cache show up as downloaded.")
 	intro.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox(heading("Models"), intro, v.problem.root, v.list, container.NewHBox(addFolder))
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.root = pageScroll(container.NewPadded(body))
 	e.catalog.Watch(func(m CatalogModel) {
 		e.do(func() {
 			if r, ok := v.rows[m.ID]; ok {

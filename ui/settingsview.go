@@ -43,10 +43,10 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
 	v.system.SetMinRowsVisible(3)
 	v.gen = newModelSettings(e.budgets)
-	v.port = widget.NewEntry()
+	v.port = fieldEntry()
 	v.thinking = widget.NewCheck("Let the model think before it answers (shown under Thoughts)", nil)
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
-	v.hotkey = widget.NewEntry()
+	v.hotkey = fieldEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
 	v.hotkeyNote = widget.NewLabel("")
 	v.hotkeyNote.Wrapping = fyne.TextWrapWord
@@ -102,7 +102,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		container.NewHBox(useDefaults), section("App", app),
 		v.status,
 	)
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.root = pageScroll(container.NewPadded(body))
 	v.showHotkeyState()
 	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
 	v.gen.showDefaults(e.model.State().Defaults)

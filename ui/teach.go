@@ -81,7 +81,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	v.method.Required = true
 
 	entry := func(key, value string) *widget.Entry {
-		en := widget.NewEntry()
+		en := fieldEntry()
 		en.SetText(value)
 		en.OnChanged = func(string) { v.check() }
 		v.fields[key] = en
@@ -135,7 +135,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 		section("Your adapters", v.adapters.root),
 		section("Past runs", v.runs.root))
 	v.run.parent = body
-	v.scroll = container.NewVScroll(container.NewPadded(body))
+	v.scroll = pageScroll(container.NewPadded(body))
 	v.root = v.scroll
 	v.method.SetSelected(presetFor(d.Method).Label)
 	e.teacher.Watch(func(u TrainUpdate) { v.run.push(u) })
