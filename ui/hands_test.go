@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -315,6 +316,25 @@ func TestWheelScrollsThePageOverFields(t *testing.T) {
 		at := pointOn(s.root.(*container.Scroll), f)
 		if got := scrollableAt(root, at); got != s.root.(fyne.Scrollable) {
 			t.Errorf("the wheel over Settings' %s goes to a %T, not the page", name, got)
+		}
+	}
+}
+
+// Teach's time estimate says a short run is short, one way at every length
+// (it said "About a minute" for a run of 5 s, and "About 1 min" elsewhere).
+func TestTeachTimeEstimateWords(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{5 * time.Second, "Under a minute · "},
+		{59 * time.Second, "Under a minute · "},
+		{70 * time.Second, "About 1 min · "},
+		{12 * time.Minute, "About 12 min · "},
+		{90 * time.Minute, "About 1.5 h · "},
+	} {
+		if got := estimateLine(TrainEstimate{Duration: c.d, Memory: 1 << 30}); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want it to start %q", c.d, got, c.want)
 		}
 	}
 }

@@ -196,17 +196,18 @@ func estimateLine(e TrainEstimate) string {
 	if e.Tight {
 		mem += " · " + fitWords(FitsTight)
 	}
-	return fmt.Sprintf("About %s · %s · %d training and %d validation rows", duration(e.Duration), mem, e.Rows, e.ValRows)
+	return fmt.Sprintf("%s · %s · %d training and %d validation rows", capitalize(duration(e.Duration)), mem, e.Rows, e.ValRows)
 }
 
-// duration is a rough, friendly length of time.
+// duration is a rough, friendly length of time, one way everywhere:
+// "under a minute", "about 4 min", "about 1.5 h".
 func duration(d time.Duration) string {
 	switch s := d.Seconds(); {
 	case s < 60:
-		return "a minute"
+		return "under a minute"
 	case s < 3600:
-		return fmt.Sprintf("%d min", int(math.Round(s/60)))
+		return fmt.Sprintf("about %d min", int(math.Round(s/60)))
 	default:
-		return fmt.Sprintf("%.1f h", s/3600)
+		return fmt.Sprintf("about %.1f h", s/3600)
 	}
 }
