@@ -62,7 +62,8 @@ func (v *messageView) setRating(r Rating) {
 func (v *messageView) startCorrect() {
 	v.editing = true
 	e := widget.NewMultiLineEntry()
-	e.SetText(v.msg.Text)
+	shown := shownText(v.msg.Text) // what the answer shows, without the tokens it hides
+	e.SetText(shown)
 	e.Wrapping = fyne.TextWrapWord
 	e.SetMinRowsVisible(4)
 	hint := caption("Write what the answer should have said. Perch keeps the original and learns from the difference.")
@@ -72,7 +73,7 @@ func (v *messageView) startCorrect() {
 	}
 	save := widget.NewButtonWithIcon("Save correction", theme.ConfirmIcon(), func() {
 		text := strings.TrimSpace(e.Text)
-		if text == "" || text == strings.TrimSpace(v.msg.Text) {
+		if text == "" || text == shown {
 			finish()
 			return
 		}

@@ -338,3 +338,45 @@ func TestTeachTimeEstimateWords(t *testing.T) {
 		}
 	}
 }
+
+// The correction box starts with the answer as shown: the tokens the
+// markdown view hides are not in it (nor in Teach's preview).
+func TestCorrectionBoxHoldsWhatTheAnswerShows(t *testing.T) {
+	raw := "Paris<unused3> is<mask> the capital.<end_of_turn>\n\n```go\nvar m map[string]<T>\n```\nUse `<b>` for bold."
+	h := newTeachHarness(t, script{deltas: words(raw)})
+	v := answerOnce(h.harness, "Capital of France?")
+	// The chat hides what markdown reads as HTML tags, and shows the rest.
+	if shown := renderedText(v); shown != "Paris is the capital.<end_of_turn>[code]var m map[string]<T>[/code]Use <b> for bold." {
+		t.Fatalf("the chat shows %q", shown)
+	}
+	test.Tap(feedbackButton(v, theme.DocumentCreateIcon()))
+	ed := v.body.Objects[1].(*widget.Entry)
+	if want := "Paris is the capital.<end_of_turn>\n\n```go\nvar m map[string]<T>\n```\nUse `<b>` for bold."; ed.Text != want {
+		t.Fatalf("the correction box holds %q, want %q", ed.Text, want)
+	}
+	// Saving it unchanged is no correction.
+	save := v.body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
+	test.Tap(save)
+	h.loop.drain()
+	if len(h.feedback.fixes) != 0 {
+		t.Fatalf("an unchanged box saved a correction: %v", h.feedback.fixes)
+	}
+	if got := texts(previewCard(DataPreview{Prompt: "Q<pad>?", Chosen: "Yes.<eos>", Rejected: "No<unused1>."})); strings.Contains(strings.Join(got, "|"), "<") {
+		t.Fatalf("Teach's preview shows tokens: %q", got)
+	}
+}
+
+func FuzzShownText(f *testing.F) {
+	for _, s := range []string{"", "a<eos>b", "```\n<T>\n```", "`<b>`<i>", "<|image|><turn|>", "``` unclosed <x>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		once := shownText(s)
+		if again := shownText(once); again != once {
+			t.Fatalf("not settled: %q -> %q -> %q", s, once, again)
+		}
+		if len(once) > len(s) {
+			t.Fatalf("grew: %q -> %q", s, once)
+		}
+	})
+}

@@ -362,7 +362,7 @@ func (v *teachView) showPreview() {
 
 func previewCard(p DataPreview) fyne.CanvasObject {
 	line := func(label, text string, imp widget.Importance) fyne.CanvasObject {
-		l := widget.NewLabel(label + " " + clip(strings.TrimSpace(text), 400))
+		l := widget.NewLabel(label + " " + clip(shownText(text), 400))
 		l.Wrapping = fyne.TextWrapWord
 		l.Importance = imp
 		return l
