@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -379,4 +380,39 @@ func FuzzShownText(f *testing.F) {
 			t.Fatalf("grew: %q -> %q", s, once)
 		}
 	})
+}
+
+// Teach's run card explains itself: no "Validation" entry for a line that
+// never comes, the charts in words, Stop's choices named, and Done says
+// how long it took and what it made.
+func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
+	h := newTeachHarness(t)
+	h.teacher.summary = DataSummary{Pairs: 6}
+	v := openTeach(h)
+	test.Tap(v.start)
+	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
+	run := v.run.run
+	run.State, run.Steps, run.Step = RunTraining, 20, 1
+	h.teacher.emit(TrainUpdate{Run: run, Points: []TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
+	h.loop.until(t, "a point", func() bool { return v.run.loss.Len(0) == 1 })
+	test.WidgetRenderer(v.run.loss).Layout(v.run.loss.Size())
+	if l := v.run.loss.r.legend; !l[0].text.Visible() || l[1].text.Visible() || l[1].text.Text != "Validation" {
+		t.Fatalf("legend before any validation point: training shown %v, validation shown %v", l[0].text.Visible(), l[1].text.Visible())
+	}
+	if !strings.Contains(v.run.explain.Text, "chosen − rejected") {
+		t.Fatalf("the margin chart is not explained: %q", v.run.explain.Text)
+	}
+	test.Tap(v.run.stop)
+	d := h.ui.Main.Window.Canvas().Overlays().Top()
+	if findButton(d, "Stop training") == nil || findButton(d, "Keep training") == nil || findButton(d, "Yes") != nil {
+		t.Fatalf("Stop asks with %q", texts(d))
+	}
+	test.Tap(findButton(d, "Keep training"))
+	run.State, run.Step = RunDone, 20
+	run.Started, run.Ended = time.Unix(1000, 0), time.Unix(1000+65, 0)
+	h.teacher.emit(TrainUpdate{Run: run})
+	h.loop.until(t, "done", func() bool { return v.run.run.State == RunDone })
+	if got := v.run.state.Text; !strings.HasPrefix(got, "Done in 1 min 5 s · 20 steps · saved as the adapter my-style") {
+		t.Fatalf("done line %q", got)
+	}
 }

@@ -380,7 +380,8 @@ type TrainRun struct {
 	TokensPerSec float64
 	ETA          time.Duration
 	Started      time.Time
-	Err          string // for Failed: what went wrong and what to do
+	Ended        time.Time // zero while the run goes
+	Err          string    // for Failed: what went wrong and what to do
 	// Yielding: the run is paused between steps while a chat is answered.
 	Yielding bool
 	BestVal  float64 // NaN until validated

@@ -251,7 +251,7 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	test.Tap(v.run.resume)
 	h.loop.until(t, "resumed", func() bool { return v.run.run.State == RunTraining })
 	test.Tap(v.run.stop)
-	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Yes")
+	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Stop training")
 	if yes == nil {
 		t.Fatal("no confirmation for Stop")
 	}
