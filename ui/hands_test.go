@@ -416,3 +416,50 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 		t.Fatalf("done line %q", got)
 	}
 }
+
+// Before a model: New chat says why nothing opened, a download that failed
+// before its first byte offers to try again (not to resume), and Enter in
+// search opens the top hit; with one, Settings names the model in use.
+func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
+	h := newHarness(t)
+	mw := h.ui.Main
+	if got := (func() string { mw.ShowSettings(); return mw.settings.model.PlaceHolder })(); got != "Gemma-4 E2B, the model in use" {
+		t.Fatalf("Settings' default model with none chosen says %q", got)
+	}
+	long := longChat(h, "A long chat", 3)
+	mw.ShowConversation("")
+	mw.side.search.SetText("long")
+	mw.side.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	if mw.chat.convID != long || mw.page != "chat" {
+		t.Fatalf("Enter in search opened %q on the %s page", mw.chat.convID, mw.page)
+	}
+
+	h.model.set(ModelState{})
+	h.loop.drain()
+	if mw.page != "welcome" {
+		t.Fatalf("without a model the %s page shows", mw.page)
+	}
+	before := mw.welcome.intro.Text
+	mw.side.onNew()
+	if mw.welcome.intro.Text == before || !strings.Contains(mw.welcome.intro.Text, "needs a model") {
+		t.Fatalf("New chat without a model said %q", mw.welcome.intro.Text)
+	}
+	m := h.catalog.models[0]
+	m.Download = &DownloadState{Err: "You seem to be offline."}
+	h.catalog.update(m)
+	h.loop.drain()
+	if got := mw.welcome.download.Text; got != "Try again" {
+		t.Fatalf("after an offline failure the welcome page offers %q", got)
+	}
+	mw.ShowModels()
+	h.loop.drain()
+	if got := mw.models.rows[m.ID].buttons.Objects[0].(*widget.Button).Text; got != "Try again" {
+		t.Fatalf("after an offline failure the models page offers %q", got)
+	}
+	m.Download = &DownloadState{Done: 1 << 20, Total: 3 << 30, Err: "You seem to be offline."}
+	h.catalog.update(m)
+	h.loop.drain()
+	if got := mw.models.rows[m.ID].buttons.Objects[0].(*widget.Button).Text; got != "Resume" {
+		t.Fatalf("with 1 MB downloaded the models page offers %q", got)
+	}
+}

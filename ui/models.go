@@ -185,7 +185,7 @@ func (r *modelRow) update(m CatalogModel) {
 		btn("Pause", theme.MediaPauseIcon(), widget.LowImportance, func() { cat.Pause(m.ID) })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case d != nil:
-		btn("Resume", theme.DownloadIcon(), widget.HighImportance, func() { r.start() })
+		btn(resumeLabel(*d), theme.DownloadIcon(), widget.HighImportance, func() { r.start() })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case m.Downloaded:
 		if !inUse {

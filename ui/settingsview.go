@@ -179,6 +179,9 @@ func (v *settingsView) load() {
 	if len(names) > 0 {
 		v.model.PlaceHolder = "Choose the model new chats use"
 	}
+	if m := v.env.model.State(); s.DefaultModel == "" && m.Name != "" {
+		v.model.PlaceHolder = m.Name + ", the model in use" // none chosen: new chats use it
+	}
 	v.model.ClearSelected()
 	for n, id := range v.modelIDs {
 		if id == s.DefaultModel {

@@ -35,6 +35,7 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 	s.search.SetPlaceHolder("Search chats  (" + ShortcutLabel(fyne.KeyK) + ")")
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	s.search.OnChanged = func(string) { s.reload() }
+	s.search.onEnter = s.openTop
 	newBtn := widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), func() {
 		if s.onNew != nil {
 			s.onNew()
@@ -100,6 +101,16 @@ func (s *sidebar) reload() {
 	s.items = items
 	s.list.Refresh()
 	s.markSelected()
+}
+
+// openTop opens the first conversation listed (Enter in search).
+func (s *sidebar) openTop() {
+	if len(s.items) == 0 || s.onSelect == nil {
+		return
+	}
+	s.selected = s.items[0].ID
+	s.markSelected()
+	s.onSelect(s.selected)
 }
 
 // select_ highlights conversation id without calling onSelect.

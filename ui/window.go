@@ -133,7 +133,7 @@ func newMainWindow(e *env) *MainWindow {
 		mw.ShowConversation(id)
 		mw.chat.scrollToMatch(mw.side.search.Text) // a search hit opens at the match
 	}
-	mw.side.onNew = func() { mw.ShowConversation("") }
+	mw.side.onNew = mw.newChat
 	mw.chat.onNewChat = func() { mw.ShowConversation("") }
 	mw.side.onDelete = func(id string) {
 		if mw.chat.convID == id {
