@@ -15,6 +15,7 @@ import (
 type chatView struct {
 	env    *env
 	win    fyne.Window
+	tips   *tips // the window's tooltips
 	convID string
 
 	list   *fyne.Container
@@ -112,6 +113,7 @@ func (v *chatView) appendView(m Message) *messageView {
 		useVersion: v.useVersion,
 		allowTrim:  v.allowTrim,
 		focus:      v.win.Canvas().Focus,
+		tips:       v.tips,
 		newChat: func() {
 			if v.onNewChat != nil {
 				v.onNewChat()

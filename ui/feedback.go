@@ -20,29 +20,27 @@ func (v *messageView) feedbackButtons(m Message) []fyne.CanvasObject {
 	if v.acts.rate == nil || m.State == Streaming || m.State == Failed {
 		return nil
 	}
-	rating := func(r Rating, off, on fyne.Resource) *widget.Button {
+	rating := func(r Rating, off, on fyne.Resource, tip string) fyne.CanvasObject {
 		icon := off
 		if m.Rating == r {
 			icon = on
 		}
-		b := widget.NewButtonWithIcon("", icon, func() {
+		return newTipButton("", icon, tip, v.acts.tips, func() {
 			next := r
 			if v.msg.Rating == r {
 				next = Unrated // a second tap takes the rating back
 			}
 			v.acts.rate(v.msg, next)
 		})
-		b.Importance = widget.LowImportance
-		return b
 	}
 	out := []fyne.CanvasObject{
-		rating(ThumbUp, thumbUpIcon, thumbUpChosen),
-		rating(ThumbDown, thumbDownIcon, thumbDownChosen),
+		rating(ThumbUp, thumbUpIcon, thumbUpChosen, "A good answer: Teach can learn to answer like it"),
+		rating(ThumbDown, thumbDownIcon, thumbDownChosen, "A poor answer: correct it or regenerate, and Teach learns from the difference"),
 	}
 	if v.acts.correct != nil {
-		fix := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), v.startCorrect)
-		fix.Importance = widget.LowImportance
-		out = append(out, fix)
+		// Worded, not the edit pencil alone: this corrects the answer.
+		out = append(out, newTipButton("Correct", theme.DocumentCreateIcon(),
+			"Write what the answer should have said: Teach learns from corrections", v.acts.tips, v.startCorrect))
 	}
 	if m.Edited {
 		out = append(out, container.NewCenter(caption("your correction")))

@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -75,7 +76,7 @@ func TestCorrectionAndEditBoxesTakeTheKeyboard(t *testing.T) {
 	}
 
 	user := mw.chat.views[0]
-	test.Tap(user.actions.Objects[1].(*widget.Button)) // edit
+	test.Tap(actionButton(user.actions.Objects[1])) // edit
 	if mw.Window.Canvas().Focused() != user.editEntry {
 		t.Fatal("the edit box does not have the keyboard")
 	}
@@ -461,5 +462,56 @@ func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
 	h.loop.drain()
 	if got := mw.models.rows[m.ID].buttons.Objects[0].(*widget.Button).Text; got != "Resume" {
 		t.Fatalf("with 1 MB downloaded the models page offers %q", got)
+	}
+}
+
+// actionButton is the button o is, tooltip or not (nil when o is none).
+func actionButton(o fyne.CanvasObject) *widget.Button {
+	switch b := o.(type) {
+	case *widget.Button:
+		return b
+	case *tipButton:
+		return &b.Button
+	}
+	return nil
+}
+
+// Every icon button under a message says what it does on hover, and the
+// two pencils differ: one edits your message, one corrects the answer.
+func TestIconButtonsSayWhatTheyDo(t *testing.T) {
+	h := newTeachHarness(t, script{deltas: words("Paris.")})
+	mw := h.ui.Main
+	answer := answerOnce(h.harness, "Capital of France?")
+	user := mw.chat.views[0]
+	tips := map[string]bool{}
+	for _, v := range []*messageView{user, answer} {
+		for _, o := range v.actions.Objects {
+			b, ok := o.(*tipButton)
+			if !ok {
+				if wb := actionButton(o); wb != nil && wb.Text == "" {
+					t.Errorf("an icon button without a tooltip under the %s message", v.msg.Role)
+				}
+				continue
+			}
+			b.MouseIn(&desktop.MouseEvent{})
+			if got := mw.chat.tips.shown(); got != b.tip || got == "" {
+				t.Errorf("hovering %q shows %q", b.tip, got)
+			}
+			b.MouseOut()
+			if mw.chat.tips.shown() != "" {
+				t.Error("the tooltip stayed after the pointer left")
+			}
+			tips[b.tip] = true
+		}
+	}
+	if !tips["Edit your message and ask again"] || !strings.Contains(strings.Join(texts(answer.actions), "|"), "Correct") {
+		t.Fatalf("the pencils are not told apart: %v", tips)
+	}
+	var down bool
+	for tip := range tips {
+		down = down || strings.Contains(tip, "Teach learns")
+	}
+	if !down {
+		t.Fatalf("nothing says a thumbs-down feeds Teach: %v", tips)
 	}
 }

@@ -29,6 +29,7 @@ type messageActions struct {
 	// window's canvas: a new box is on no canvas the driver knows of until
 	// the next frame draws it, so asking the driver for its canvas fails.
 	focus func(fyne.Focusable)
+	tips  *tips // the window's tooltips (nil: none)
 }
 
 // messageView renders one message and updates in place while it streams.
@@ -208,10 +209,8 @@ func (v *messageView) renderNote(m Message) {
 
 func (v *messageView) renderActions(m Message) {
 	v.actions.Objects = nil
-	small := func(icon fyne.Resource, f func()) *widget.Button {
-		b := widget.NewButtonWithIcon("", icon, f)
-		b.Importance = widget.LowImportance
-		return b
+	small := func(icon fyne.Resource, tip string, f func()) fyne.CanvasObject {
+		return newTipButton("", icon, tip, v.acts.tips, f)
 	}
 	switch {
 	case m.Role == Assistant && m.State == Streaming:
@@ -223,17 +222,17 @@ func (v *messageView) renderActions(m Message) {
 		stop.Importance = widget.LowImportance
 		v.actions.Add(stop)
 	case m.Role == Assistant:
-		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.ContentCopyIcon(), "Copy the answer", func() { v.acts.copy(v.msg.Text) }))
 		if v.acts.regenerate != nil {
-			v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
+			v.actions.Add(small(theme.ViewRefreshIcon(), "Answer again: a new version, the old one kept", func() { v.acts.regenerate(v.msg) }))
 		}
 		v.addVersionSwitch(m)
 		for _, b := range v.feedbackButtons(m) {
 			v.actions.Add(b)
 		}
 	default:
-		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
-		v.actions.Add(small(theme.DocumentCreateIcon(), v.startEdit))
+		v.actions.Add(small(theme.ContentCopyIcon(), "Copy your message", func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.DocumentCreateIcon(), "Edit your message and ask again", v.startEdit))
 	}
 	v.actions.Refresh()
 }

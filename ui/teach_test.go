@@ -25,7 +25,7 @@ func answerOnce(h *harness, text string) *messageView {
 // feedbackButton is an answer's button showing icon res (nil when absent).
 func feedbackButton(v *messageView, res ...fyne.Resource) *widget.Button {
 	for _, o := range v.actions.Objects {
-		if b, ok := o.(*widget.Button); ok {
+		if b := actionButton(o); b != nil {
 			for _, r := range res {
 				if b.Icon != nil && b.Icon.Name() == r.Name() {
 					return b

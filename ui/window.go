@@ -129,6 +129,7 @@ func newMainWindow(e *env) *MainWindow {
 	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
 	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
+	mw.chat.tips = newTips()
 	mw.side.onSelect = func(id string) {
 		mw.ShowConversation(id)
 		mw.chat.scrollToMatch(mw.side.search.Text) // a search hit opens at the match
@@ -157,7 +158,7 @@ func newMainWindow(e *env) *MainWindow {
 	mw.pages = container.NewStack(chatPage)
 	split := container.NewHSplit(mw.side.root, mw.pages)
 	split.Offset = 0.26
-	w.SetContent(split)
+	w.SetContent(container.NewStack(split, mw.chat.tips.layer))
 	w.Resize(fyne.NewSize(980, 680))
 	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { mw.Drop(uris) })
 	mw.installKeys()
