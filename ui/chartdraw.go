@@ -43,7 +43,7 @@ const (
 
 func (r *chartRenderer) Destroy() {}
 
-func (r *chartRenderer) MinSize() fyne.Size { return fyne.NewSize(320, 180) }
+func (r *chartRenderer) MinSize() fyne.Size { return fyne.NewSize(180, 180) }
 
 func (r *chartRenderer) Objects() []fyne.CanvasObject {
 	objs := []fyne.CanvasObject{r.raster, r.title, r.readout, r.empty}

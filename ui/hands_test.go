@@ -221,6 +221,10 @@ func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
 	h.teacher.summary = DataSummary{Pairs: 6}
 	mw := h.ui.Main
 	answerOnce(h.harness, "A question?")
+	teach := openTeach(h) // with a stopped run's card, its widest state
+	teach.run.follow(TrainRun{ID: "r", State: RunStopped, Steps: 60, Step: 30, LastCheckpoint: 20,
+		BaseName: "Gemma-4 (text-tiny)", Plan: TrainPlan{Name: "my-style"}})
+	h.loop.drain()
 	pages := []struct {
 		name string
 		show func()
@@ -239,6 +243,9 @@ func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
 			}
 			if got := mw.Window.Canvas().Size().Width; got != size.Width {
 				t.Errorf("at %.0f×%.0f the %s page made the window %.0f px wide", size.Width, size.Height, p.name, got)
+			}
+			if s := teach.scroll; p.name == "teach" && s.Content.MinSize().Width > s.Size().Width {
+				t.Errorf("at %.0f×%.0f Teach needs %.0f px of its %.0f: it scrolls sideways", size.Width, size.Height, s.Content.MinSize().Width, s.Size().Width)
 			}
 			if w := mw.side.root.Size().Width; side >= 0 && w != side {
 				t.Errorf("at %.0f×%.0f the sidebar is %.0f px wide on the %s page, %.0f before", size.Width, size.Height, w, p.name, side)

@@ -56,7 +56,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	d := defaultPlan()
 	v.base = widget.NewSelect(nil, func(string) { v.check() })
 	v.base.PlaceHolder = "No model downloaded yet"
-	v.fromFeedback = widget.NewCheck("My feedback in chats (thumbs, corrections, regenerations)", func(bool) { v.check() })
+	v.fromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.check() })
 	v.fromFeedback.Checked = true
 	v.folderLabel = widget.NewLabel("")
 	v.folderLabel.Truncation = fyne.TextTruncateEllipsis

@@ -150,7 +150,7 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 		t.Fatalf("default method %q", v.selectedMethod())
 	}
 	if !v.problem.Visible() || !strings.Contains(v.problem.Text, "2 disliked answers have no better version") ||
-		!strings.Contains(v.problem.Text, "Learn from examples") {
+		!strings.Contains(v.problem.Text, `switch to "Examples (SFT)"`) {
 		t.Fatalf("problem = %q (visible %v)", v.problem.Text, v.problem.Visible())
 	}
 	if !v.start.Disabled() {

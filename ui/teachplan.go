@@ -32,11 +32,11 @@ type methodPreset struct {
 // LoRA+ the A matrices learn at about half the usual LoRA rate (the LoRA+
 // authors' advice); preference methods take smaller steps than SFT.
 var methodPresets = []methodPreset{
-	{MethodDPO, "Learn from my likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
+	{MethodDPO, "My likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
 		"Each answer you disliked and a better version of it (one you liked, corrected or regenerated) make a pair; Perch learns to prefer the better one.", 1e-5},
-	{MethodSFT, "Learn from examples (SFT)", "learns from examples (SFT)",
+	{MethodSFT, "Examples (SFT)", "learns from examples (SFT)",
 		"Perch learns to answer like the answers you liked or corrected, or like the examples in your files.", 5e-5},
-	{MethodORPO, "Likes, dislikes and examples together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
+	{MethodORPO, "Both together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
 		"Learns from the same pairs as DPO and from the better answers as examples, in one pass.", 5e-5},
 }
 
@@ -156,7 +156,7 @@ func nothingToLearn(d DataSummary, m TrainMethod, src TeachSource) string {
 			d.Unpaired, plural(d.Unpaired, "answer has", "answers have"), plural(d.Unpaired, "it", "them"))
 	}
 	if d.Examples > 0 {
-		msg += fmt.Sprintf(", or switch to \"Learn from examples\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
+		msg += fmt.Sprintf(", or switch to \"Examples (SFT)\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
 	}
 	return msg + "."
 }

@@ -48,6 +48,7 @@ func newRunPanel(e *env, win fyne.Window) *runPanel {
 	p.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.state = widget.NewLabel("")
+	p.state.Wrapping = fyne.TextWrapWord
 	p.note = widget.NewLabel("")
 	p.note.Wrapping = fyne.TextWrapWord
 	p.note.Hide()
@@ -70,7 +71,9 @@ func newRunPanel(e *env, win fyne.Window) *runPanel {
 		&chartSeries{Name: "Validation", Color: theme.ColorNameWarning, Dots: true})
 	p.margin = newLineChart("Reward margin", &chartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
 	buttons := container.NewHBox(p.pause, p.resume, p.stop, p.fromCkpt, p.try)
-	p.head = container.NewBorder(nil, nil, nil, container.NewCenter(buttons), container.NewVBox(p.title, p.state))
+	// The buttons under the lines, not beside them: the title keeps the
+	// card's width ("Gemma-4 (tex…" was cut) and a narrow window stays so.
+	p.head = container.NewVBox(p.title, p.state, buttons)
 	charts := container.NewGridWithRows(1, p.loss, p.margin)
 	p.explain = widget.NewLabel("")
 	p.explain.Wrapping = fyne.TextWrapWord
