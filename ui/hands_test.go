@@ -403,6 +403,10 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	run.State, run.Steps, run.Step = RunTraining, 20, 1
 	h.teacher.emit(TrainUpdate{Run: run, Points: []TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
 	h.loop.until(t, "a point", func() bool { return v.run.loss.Len(0) == 1 })
+	h.loop.drain()
+	if findButton(h.ui.Main.side.root, "Teach · 5%") == nil { // seen from every page
+		t.Fatal("the sidebar's Teach button does not show the run going")
+	}
 	test.WidgetRenderer(v.run.loss).Layout(v.run.loss.Size())
 	if l := v.run.loss.r.legend; !l[0].text.Visible() || l[1].text.Visible() || l[1].text.Text != "Validation" {
 		t.Fatalf("legend before any validation point: training shown %v, validation shown %v", l[0].text.Visible(), l[1].text.Visible())
@@ -422,6 +426,10 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	h.loop.until(t, "done", func() bool { return v.run.run.State == RunDone })
 	if got := v.run.state.Text; !strings.HasPrefix(got, "Done in 1 min 5 s · 20 steps · saved as the adapter my-style") {
 		t.Fatalf("done line %q", got)
+	}
+	h.loop.drain()
+	if findButton(h.ui.Main.side.root, "Teach") == nil {
+		t.Fatal("the sidebar's Teach button still shows a run that ended")
 	}
 }
 

@@ -124,7 +124,9 @@ func newMainWindow(e *env) *MainWindow {
 	nav := container.NewVBox(widget.NewSeparator(),
 		navButton("Models", theme.StorageIcon(), mw.ShowModels))
 	if e.teacher != nil {
-		nav.Add(navButton("Teach", teachIcon, mw.ShowTeach))
+		teach := navButton("Teach", teachIcon, mw.ShowTeach)
+		nav.Add(teach)
+		mw.watchTraining(teach)
 	}
 	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
