@@ -44,7 +44,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.system.SetMinRowsVisible(3)
 	v.gen = newModelSettings(e.budgets)
 	v.port = fieldEntry()
-	v.thinking = widget.NewCheck("Let the model think before it answers (shown under Thoughts)", nil)
+	v.thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
 	v.hotkey = fieldEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
@@ -64,15 +64,14 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 			}
 		}, win)
 	})
-	v.api = widget.NewCheck(platformText("Serve an OpenAI-compatible API on this Mac only (localhost)",
-		"Serve an OpenAI-compatible API on this computer only (localhost)"), nil)
+	v.api = widget.NewCheck("Serve an OpenAI-compatible API", nil)
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 
 	model := form(
 		"Default model", v.model,
 		"System prompt", v.system,
-		"Thinking", v.thinking,
+		"Thinking", container.NewVBox(v.thinking, note("The model's thoughts show under Thoughts, above its answer.")),
 		"Long chats", v.longChats,
 	)
 	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.gen.reset)
@@ -92,7 +91,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		"Quick-ask hotkey", container.NewVBox(v.hotkey, v.hotkeyNote),
 		"Launch at login", v.login,
 		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
-		"Local API", v.api,
+		"Local API", container.NewVBox(v.api, note(platformText("On this Mac only (localhost).", "On this computer only (localhost)."))),
 		"API port", v.port,
 	)
 	saved := caption("Changes are saved as you make them.")
@@ -277,7 +276,7 @@ func containsValue(m map[string]string, v string) bool {
 
 // What the long-chats choice says.
 const (
-	longChatTrim = "Leave the oldest messages out of the model's view"
+	longChatTrim = "Leave the oldest out of view"
 	longChatAsk  = "Stop and ask me first"
 )
 
@@ -297,4 +296,12 @@ func (v *settingsView) showHotkeyState() {
 	if !onMac {
 		v.hotkeyNote.SetText(strings.TrimSpace(v.hotkeyNote.Text + " A desktop shortcut can also run: perch quick-ask"))
 	}
+}
+
+// note is a wrapped line of small print under a setting.
+func note(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	return l
 }
