@@ -537,3 +537,16 @@ func TestIconButtonsSayWhatTheyDo(t *testing.T) {
 		t.Fatalf("nothing says a thumbs-down feeds Teach: %v", tips)
 	}
 }
+
+// The screenshot harness's pencil finds the answer's Correct button.
+func TestScriptedPencilOpensTheCorrectionBox(t *testing.T) {
+	h := newTeachHarness(t, script{deltas: words("Lyon.")})
+	mw := h.ui.Main
+	answerOnce(h.harness, "Capital of France?")
+	if err := mw.PressCorrectLast(); err != nil {
+		t.Fatal(err)
+	}
+	if text, focused, err := mw.CorrectionDraft(); err != nil || text != "Lyon." || !focused {
+		t.Fatalf("box %q, keyboard %v, %v", text, focused, err)
+	}
+}

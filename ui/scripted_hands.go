@@ -18,7 +18,7 @@ func (mw *MainWindow) PressCorrectLast() error {
 		return err
 	}
 	for _, o := range v.actions.Objects {
-		if b, ok := o.(*widget.Button); ok && b.Icon != nil && b.Icon.Name() == theme.DocumentCreateIcon().Name() {
+		if b, ok := o.(*tipButton); ok && b.Icon != nil && b.Icon.Name() == theme.DocumentCreateIcon().Name() {
 			b.OnTapped()
 			return nil
 		}
