@@ -94,6 +94,7 @@ func (c *catalog) Models() ([]ui.CatalogModel, error) {
 func (c *catalog) withState(m ui.CatalogModel) ui.CatalogModel {
 	now, _ := c.budgetNow()
 	m.Fit = fitOf(m.RAMBytes, c.budget, now)
+	m.Budget, _ = hub.Capacity(c.budget)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d, ok := c.downloads[m.ID]; ok {
@@ -150,7 +151,11 @@ func (c *catalog) pull(ctx context.Context, id string, d *download) {
 	case ctx.Err() != nil:
 		d.state.Paused = true
 	default:
-		p := problem.Explain(err, "press Resume")
+		then := "press Try again" // the button's word (ui.resumeLabel): Resume once bytes arrived
+		if d.state.Done > 0 {
+			then = "press Resume"
+		}
+		p := problem.Explain(err, then)
 		d.state.Err, d.state.ErrDetails = p.Summary, p.Details
 	}
 	drop := d.drop

@@ -3,31 +3,16 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"perch/app/hub"
 	"perch/engine/gemma4"
 	"perch/ui"
 )
 
-// fitOf judges a model's memory need against this machine. Too big is a
-// matter of the machine (on Linux three quarters of its RAM; on a Mac the
-// GPU's working set), never of what happens to be free this minute; what
-// is free now can only make a fit tight ("close other apps").
+// fitOf judges a model's memory need against this machine (hub.Judge,
+// as Teach does).
 func fitOf(need int64, b, now hub.Budget) ui.Fit {
-	capacity := b.Usable
-	if runtime.GOOS == "linux" && b.TotalRAM > 0 {
-		capacity = b.TotalRAM / 4 * 3
-	}
-	switch {
-	case need <= 0 || capacity <= 0:
-		return ""
-	case need > capacity:
-		return ui.TooBig
-	case float64(need) > 0.8*float64(capacity) || (now.Usable > 0 && need > now.Usable):
-		return ui.FitsTight
-	}
-	return ui.FitsWell
+	return map[hub.Room]ui.Fit{hub.Roomy: ui.FitsWell, hub.Tight: ui.FitsTight, hub.TooBig: ui.TooBig}[hub.Judge(need, b, now)]
 }
 
 // folderSizes are a model folder's bytes on disk (its files, links

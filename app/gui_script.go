@@ -124,6 +124,9 @@ func (g *gui) script(f guiFlags) {
 	if f.ask != "" && !failed && !g.moreShots(scriptSteps{wait, shoot, fail}) {
 		return
 	}
+	if f.teachDemo && f.ask != "" && !failed && !g.handsShots(scriptSteps{wait, shoot, fail}) {
+		return
+	}
 	if !failed {
 		fmt.Printf("perch: screenshots in %s\n", f.screenshots)
 		fyne.Do(g.app.Quit)

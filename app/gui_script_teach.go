@@ -97,7 +97,15 @@ func (g *gui) teachDemo(s scriptSteps) bool {
 		s.fail("teach demo: the Teach page refused to start: %s", problem)
 		return false
 	}
-	do(mw.StartTeaching)
+	do(mw.PressStartTraining)
+	if !s.wait("the new run's card", func() bool { r, _ := mw.TeachRun(); return r.ID != "" }) {
+		return false
+	}
+	s.shoot(mw.Window, "teach-started.png")
+	if y := mw.TeachScroll(); y != 0 {
+		s.fail("teach demo: after Start training the page stays %.0f px down, away from the run's card", y)
+		return false
+	}
 	if !s.wait("several points on the chart", func() bool {
 		r, n := mw.TeachRun()
 		return n >= 8 || (r.ID != "" && !r.State.Active())

@@ -43,7 +43,7 @@ const (
 
 func (r *chartRenderer) Destroy() {}
 
-func (r *chartRenderer) MinSize() fyne.Size { return fyne.NewSize(320, 180) }
+func (r *chartRenderer) MinSize() fyne.Size { return fyne.NewSize(180, 180) }
 
 func (r *chartRenderer) Objects() []fyne.CanvasObject {
 	objs := []fyne.CanvasObject{r.raster, r.title, r.readout, r.empty}
@@ -86,6 +86,15 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	r.title.Move(fyne.NewPos(0, 2))
 	x := r.title.MinSize().Width + 16
 	for _, l := range r.legend {
+		// A series is named once it has a point: a run without validation
+		// rows shows no "Validation" entry for a line that never comes.
+		if len(r.seriesOf(l).xs) == 0 {
+			l.swatch.Hide()
+			l.text.Hide()
+			continue
+		}
+		l.swatch.Show()
+		l.text.Show()
 		l.swatch.FillColor = themeColor(r.seriesOf(l).Color)
 		l.swatch.Resize(fyne.NewSize(14, 3))
 		l.swatch.Move(fyne.NewPos(x, 12))

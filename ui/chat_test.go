@@ -79,7 +79,7 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 		t.Fatalf("sidebar = %+v selected %q title %q", mw.side.items, mw.side.selected, mw.title.Text)
 	}
 	// Copy puts the Markdown source on the clipboard; code blocks copy alone.
-	test.Tap(v.actions.Objects[0].(*widget.Button))
+	test.Tap(actionButton(v.actions.Objects[0]))
 	if got := h.app.Clipboard().Content(); got != v.msg.Text || !strings.Contains(got, "**there**") {
 		t.Fatalf("copied %q", got)
 	}
@@ -140,7 +140,7 @@ func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
 		t.Fatal("Stop should replace Send while streaming")
 	}
 	// The row's own Stop button.
-	rowStop := lastView(h).actions.Objects[0].(*widget.Button)
+	rowStop := actionButton(lastView(h).actions.Objects[0])
 	if rowStop.Text != "Stop" {
 		t.Fatalf("row action = %q", rowStop.Text)
 	}
@@ -188,7 +188,7 @@ func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	if p, _, _ := versionSwitch(t, first); p != nil {
 		t.Fatal("a single answer shows ◀ ▶")
 	}
-	test.Tap(first.actions.Objects[1].(*widget.Button)) // regenerate
+	test.Tap(actionButton(first.actions.Objects[1])) // regenerate
 	h.loop.until(t, "second answer", func() bool { return !mw.Busy() && renderedText(lastView(h)) == "Second answer." })
 	if n := len(mw.chat.views); n != 2 || lastView(h) != first || len(mw.chat.list.Objects) != 2 {
 		t.Fatalf("%d rows after regenerate, want the question and the same answer row", n)
@@ -219,7 +219,7 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	mw.Submit()
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
 	user := mw.chat.views[0]
-	test.Tap(user.actions.Objects[1].(*widget.Button)) // edit
+	test.Tap(actionButton(user.actions.Objects[1])) // edit
 	if !user.editing || mw.Window.Canvas().Focused() != user.editEntry {
 		t.Fatal("edit did not open with the cursor in it")
 	}
@@ -240,7 +240,7 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	}
 	// Esc leaves the edit box without sending.
 	user = mw.chat.views[0]
-	test.Tap(user.actions.Objects[1].(*widget.Button))
+	test.Tap(actionButton(user.actions.Objects[1]))
 	user.editEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	if user.editing || len(h.chat.calls) != 2 {
 		t.Fatalf("Esc: editing %v, calls %v", user.editing, h.chat.calls)

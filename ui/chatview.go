@@ -15,6 +15,7 @@ import (
 type chatView struct {
 	env    *env
 	win    fyne.Window
+	tips   *tips // the window's tooltips
 	convID string
 
 	list   *fyne.Container
@@ -88,7 +89,7 @@ func (v *chatView) show(msgs []Message) {
 	v.placeMarker()
 	v.list.Refresh()
 	v.updateEmpty()
-	v.scroll.ScrollToBottom()
+	v.scrollToEnd()
 }
 
 func (v *chatView) updateEmpty() {
@@ -111,6 +112,8 @@ func (v *chatView) appendView(m Message) *messageView {
 		correct:    correct,
 		useVersion: v.useVersion,
 		allowTrim:  v.allowTrim,
+		focus:      v.win.Canvas().Focus,
+		tips:       v.tips,
 		newChat: func() {
 			if v.onNewChat != nil {
 				v.onNewChat()
@@ -193,7 +196,7 @@ func (v *chatView) regenerate(m Message) {
 	a.State = Streaming
 	mv.update(a)
 	v.placeMarker()
-	v.scroll.ScrollToBottom()
+	v.scrollToEnd()
 	follow(v.env, r.Stream, v.track(mv, cancel))
 }
 
@@ -269,7 +272,7 @@ func (v *chatView) start(r Reply, cancel context.CancelFunc) {
 	mv := v.appendView(a)
 	v.list.Refresh()
 	v.updateEmpty()
-	v.scroll.ScrollToBottom()
+	v.scrollToEnd()
 	follow(v.env, r.Stream, v.track(mv, cancel))
 }
 

@@ -90,6 +90,7 @@ type searchEntry struct {
 	widget.Entry
 	appShortcut func(*desktop.CustomShortcut) bool
 	onEscape    func()
+	onEnter     func() // opens the top hit
 }
 
 func newSearchEntry() *searchEntry {
@@ -110,6 +111,10 @@ func (e *searchEntry) TypedShortcut(s fyne.Shortcut) {
 func (e *searchEntry) TypedKey(k *fyne.KeyEvent) {
 	if k.Name == fyne.KeyEscape && e.onEscape != nil {
 		e.onEscape()
+		return
+	}
+	if (k.Name == fyne.KeyReturn || k.Name == fyne.KeyEnter) && e.onEnter != nil {
+		e.onEnter()
 		return
 	}
 	e.Entry.TypedKey(k)

@@ -98,8 +98,17 @@ func (f *fakeChat) Conversations(q string) ([]Conversation, error) {
 	defer f.mu.Unlock()
 	var out []Conversation
 	for i := len(f.convs) - 1; i >= 0; i-- {
-		if strings.Contains(strings.ToLower(f.convs[i].Title), strings.ToLower(q)) {
-			out = append(out, f.convs[i])
+		c := f.convs[i]
+		if strings.Contains(strings.ToLower(c.Title), strings.ToLower(q)) {
+			out = append(out, c)
+			continue
+		}
+		for _, m := range f.msgs[c.ID] {
+			if q != "" && strings.Contains(strings.ToLower(m.Text), strings.ToLower(q)) {
+				c.Snippet = m.Text
+				out = append(out, c)
+				break
+			}
 		}
 	}
 	return out, nil

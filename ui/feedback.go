@@ -20,29 +20,27 @@ func (v *messageView) feedbackButtons(m Message) []fyne.CanvasObject {
 	if v.acts.rate == nil || m.State == Streaming || m.State == Failed {
 		return nil
 	}
-	rating := func(r Rating, off, on fyne.Resource) *widget.Button {
+	rating := func(r Rating, off, on fyne.Resource, tip string) fyne.CanvasObject {
 		icon := off
 		if m.Rating == r {
 			icon = on
 		}
-		b := widget.NewButtonWithIcon("", icon, func() {
+		return newTipButton("", icon, tip, v.acts.tips, func() {
 			next := r
 			if v.msg.Rating == r {
 				next = Unrated // a second tap takes the rating back
 			}
 			v.acts.rate(v.msg, next)
 		})
-		b.Importance = widget.LowImportance
-		return b
 	}
 	out := []fyne.CanvasObject{
-		rating(ThumbUp, thumbUpIcon, thumbUpChosen),
-		rating(ThumbDown, thumbDownIcon, thumbDownChosen),
+		rating(ThumbUp, thumbUpIcon, thumbUpChosen, "A good answer: Teach can learn to answer like it"),
+		rating(ThumbDown, thumbDownIcon, thumbDownChosen, "A poor answer: correct it or regenerate, and Teach learns from the difference"),
 	}
 	if v.acts.correct != nil {
-		fix := widget.NewButtonWithIcon("", theme.DocumentCreateIcon(), v.startCorrect)
-		fix.Importance = widget.LowImportance
-		out = append(out, fix)
+		// Worded, not the edit pencil alone: this corrects the answer.
+		out = append(out, newTipButton("Correct", theme.DocumentCreateIcon(),
+			"Write what the answer should have said: Teach learns from corrections", v.acts.tips, v.startCorrect))
 	}
 	if m.Edited {
 		out = append(out, container.NewCenter(caption("your correction")))
@@ -62,7 +60,8 @@ func (v *messageView) setRating(r Rating) {
 func (v *messageView) startCorrect() {
 	v.editing = true
 	e := widget.NewMultiLineEntry()
-	e.SetText(v.msg.Text)
+	shown := shownText(v.msg.Text) // what the answer shows, without the tokens it hides
+	e.SetText(shown)
 	e.Wrapping = fyne.TextWrapWord
 	e.SetMinRowsVisible(4)
 	hint := caption("Write what the answer should have said. Perch keeps the original and learns from the difference.")
@@ -72,7 +71,7 @@ func (v *messageView) startCorrect() {
 	}
 	save := widget.NewButtonWithIcon("Save correction", theme.ConfirmIcon(), func() {
 		text := strings.TrimSpace(e.Text)
-		if text == "" || text == strings.TrimSpace(v.msg.Text) {
+		if text == "" || text == shown {
 			finish()
 			return
 		}
@@ -83,9 +82,7 @@ func (v *messageView) startCorrect() {
 	cancel := widget.NewButton("Cancel", finish)
 	v.body.Objects = []fyne.CanvasObject{hint, e, container.NewHBox(layout.NewSpacer(), cancel, save)}
 	v.body.Refresh()
-	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
-		c.Focus(e)
-	}
+	v.takeKeys(e)
 }
 
 // feedbackActions are the rate and correct actions of answers in

@@ -19,6 +19,7 @@ type firstRun struct {
 	env      *env
 	win      fyne.Window
 	rec      CatalogModel
+	intro    *widget.Label
 	title    *widget.Label
 	detail   *widget.Label
 	progress *widget.ProgressBar
@@ -37,6 +38,7 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 	intro := widget.NewLabelWithStyle("Perch chats with Google's Gemma right on this computer. Nothing you type, show or say leaves it. To begin, get a model.",
 		fyne.TextAlignCenter, fyne.TextStyle{})
 	intro.Wrapping = fyne.TextWrapWord
+	f.intro = intro
 	f.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	f.detail = widget.NewLabel("")
 	f.detail.Wrapping = fyne.TextWrapWord
@@ -141,7 +143,7 @@ func (f *firstRun) show(m CatalogModel) {
 		}
 		f.problem.set(d.Err, d.ErrDetails)
 		if d.Paused || d.Err != "" {
-			f.download.SetText("Resume")
+			f.download.SetText(resumeLabel(*d))
 			f.download.Show()
 		} else {
 			f.download.Hide()

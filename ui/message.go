@@ -25,6 +25,11 @@ type messageActions struct {
 	useVersion func(m Message, n int)       // nil: no ◀ ▶ (quick-ask)
 	allowTrim  func(m Message)              // nil: a full context only says so
 	newChat    func()
+	// focus gives the keyboard to a box the row just opened. It is the
+	// window's canvas: a new box is on no canvas the driver knows of until
+	// the next frame draws it, so asking the driver for its canvas fails.
+	focus func(fyne.Focusable)
+	tips  *tips // the window's tooltips (nil: none)
 }
 
 // messageView renders one message and updates in place while it streams.
@@ -67,7 +72,7 @@ func newMessageView(m Message, acts messageActions) *messageView {
 	v.marker = container.NewVBox()
 	v.marker.Hide()
 	content := container.NewVBox(v.think, v.status, v.body, v.attachmentsRow(), v.note)
-	footer := container.NewHBox(v.actions, layout.NewSpacer(), container.NewCenter(v.stats))
+	footer := container.New(footerLayout{}, v.actions, v.stats)
 	if m.Role == User {
 		bg := canvas.NewRectangle(themeColor(colorBubble))
 		bg.CornerRadius = 12
@@ -204,10 +209,8 @@ func (v *messageView) renderNote(m Message) {
 
 func (v *messageView) renderActions(m Message) {
 	v.actions.Objects = nil
-	small := func(icon fyne.Resource, f func()) *widget.Button {
-		b := widget.NewButtonWithIcon("", icon, f)
-		b.Importance = widget.LowImportance
-		return b
+	small := func(icon fyne.Resource, tip string, f func()) fyne.CanvasObject {
+		return newTipButton("", icon, tip, v.acts.tips, f)
 	}
 	switch {
 	case m.Role == Assistant && m.State == Streaming:
@@ -219,17 +222,17 @@ func (v *messageView) renderActions(m Message) {
 		stop.Importance = widget.LowImportance
 		v.actions.Add(stop)
 	case m.Role == Assistant:
-		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.ContentCopyIcon(), "Copy the answer", func() { v.acts.copy(v.msg.Text) }))
 		if v.acts.regenerate != nil {
-			v.actions.Add(small(theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) }))
+			v.actions.Add(small(theme.ViewRefreshIcon(), "Answer again: a new version, the old one kept", func() { v.acts.regenerate(v.msg) }))
 		}
 		v.addVersionSwitch(m)
 		for _, b := range v.feedbackButtons(m) {
 			v.actions.Add(b)
 		}
 	default:
-		v.actions.Add(small(theme.ContentCopyIcon(), func() { v.acts.copy(v.msg.Text) }))
-		v.actions.Add(small(theme.DocumentCreateIcon(), v.startEdit))
+		v.actions.Add(small(theme.ContentCopyIcon(), "Copy your message", func() { v.acts.copy(v.msg.Text) }))
+		v.actions.Add(small(theme.DocumentCreateIcon(), "Edit your message and ask again", v.startEdit))
 	}
 	v.actions.Refresh()
 }
@@ -264,8 +267,13 @@ func (v *messageView) startEdit() {
 	v.body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
 	v.body.Refresh()
 	v.editEntry = e
-	if c := fyne.CurrentApp().Driver().CanvasForObject(e); c != nil {
-		c.Focus(e)
+	v.takeKeys(e)
+}
+
+// takeKeys gives the keyboard to e, a box the row just opened.
+func (v *messageView) takeKeys(e fyne.Focusable) {
+	if v.acts.focus != nil {
+		v.acts.focus(e)
 	}
 }
 

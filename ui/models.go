@@ -40,7 +40,7 @@ func newModelsView(e *env, win fyne.Window) *modelsView {
 	intro := widget.NewLabel("Gemma-4 runs entirely on this computer. Smaller models answer faster; larger ones know more. Models already in your Hugging Face cache show up as downloaded.")
 	intro.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox(heading("Models"), intro, v.problem.root, v.list, container.NewHBox(addFolder))
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.root = pageScroll(container.NewPadded(body))
 	e.catalog.Watch(func(m CatalogModel) {
 		e.do(func() {
 			if r, ok := v.rows[m.ID]; ok {
@@ -149,14 +149,13 @@ func (r *modelRow) update(m CatalogModel) {
 	}
 	r.badges.Refresh()
 
-	fit := map[Fit]string{FitsWell: platformText("fits this Mac", "fits this computer"), FitsTight: "tight fit: close other apps",
-		TooBig: platformText("too big for this Mac", "too big for this computer")}[m.Fit]
+	fit := fitWords(m.Fit)
 	var parts []string // a size not known is left out, never shown as 0 B
 	if m.DiskBytes > 0 {
 		parts = append(parts, byteSize(m.DiskBytes)+" on disk")
 	}
 	if m.RAMBytes > 0 {
-		parts = append(parts, "needs "+byteSize(m.RAMBytes)+" of memory")
+		parts = append(parts, memoryLine(m.RAMBytes, m.Budget))
 	}
 	if fit != "" {
 		parts = append(parts, fit)
@@ -186,7 +185,7 @@ func (r *modelRow) update(m CatalogModel) {
 		btn("Pause", theme.MediaPauseIcon(), widget.LowImportance, func() { cat.Pause(m.ID) })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case d != nil:
-		btn("Resume", theme.DownloadIcon(), widget.HighImportance, func() { r.start() })
+		btn(resumeLabel(*d), theme.DownloadIcon(), widget.HighImportance, func() { r.start() })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case m.Downloaded:
 		if !inUse {

@@ -201,6 +201,7 @@ type CatalogModel struct {
 	Blurb       string // "Small and quick · sees and hears"
 	DiskBytes   int64
 	RAMBytes    int64
+	Budget      int64 // what this computer can give a model (Teach's Available too)
 	Fit         Fit
 	Downloaded  bool
 	Recommended bool
@@ -345,7 +346,8 @@ type TrainEstimate struct {
 	Fits      bool
 	Reason    string // why it will not run, and what to do ("" when it will)
 	Memory    int64  // peak bytes
-	Available int64  // what this machine can give
+	Available int64  // what this machine can give (the Models page's Budget too)
+	Tight     bool   // it fits, with little room: close other apps
 	Duration  time.Duration
 	Basis     string // how the time was estimated
 	Rows      int    // training rows after the validation share
@@ -378,7 +380,8 @@ type TrainRun struct {
 	TokensPerSec float64
 	ETA          time.Duration
 	Started      time.Time
-	Err          string // for Failed: what went wrong and what to do
+	Ended        time.Time // zero while the run goes
+	Err          string    // for Failed: what went wrong and what to do
 	// Yielding: the run is paused between steps while a chat is answered.
 	Yielding bool
 	BestVal  float64 // NaN until validated

@@ -21,8 +21,8 @@ const modelDefault = "Model default"
 
 func newModelSettings(budgets []int) *modelSettings {
 	m := &modelSettings{budgets: budgets}
-	m.temp, m.topP, m.topK = widget.NewEntry(), widget.NewEntry(), widget.NewEntry()
-	m.maxTokens, m.frames = widget.NewEntry(), widget.NewEntry()
+	m.temp, m.topP, m.topK = fieldEntry(), fieldEntry(), fieldEntry()
+	m.maxTokens, m.frames = fieldEntry(), fieldEntry()
 	m.budget = widget.NewSelect(nil, nil)
 	m.fps = widget.NewSelect(nil, nil)
 	m.showDefaults(nil)

@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -30,7 +29,9 @@ type settingsView struct {
 	hotkey, modelsDir    *widget.Entry
 	status               *widget.Label
 	hotkeyNote           *widget.Label
-	loaded               Settings
+	loaded               Settings // what is saved
+	loading              bool     // load is filling the form: not a change
+	typing               int      // keystrokes: only the newest one's timer saves
 }
 
 func newSettingsView(e *env, win fyne.Window) *settingsView {
@@ -42,10 +43,10 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
 	v.system.SetMinRowsVisible(3)
 	v.gen = newModelSettings(e.budgets)
-	v.port = widget.NewEntry()
-	v.thinking = widget.NewCheck("Let the model think before it answers (shown under Thoughts)", nil)
+	v.port = fieldEntry()
+	v.thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
-	v.hotkey = widget.NewEntry()
+	v.hotkey = fieldEntry()
 	v.hotkey.SetPlaceHolder(DefaultHotkey)
 	v.hotkeyNote = widget.NewLabel("")
 	v.hotkeyNote.Wrapping = fyne.TextWrapWord
@@ -63,15 +64,14 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 			}
 		}, win)
 	})
-	v.api = widget.NewCheck(platformText("Serve an OpenAI-compatible API on this Mac only (localhost)",
-		"Serve an OpenAI-compatible API on this computer only (localhost)"), nil)
+	v.api = widget.NewCheck("Serve an OpenAI-compatible API", nil)
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 
 	model := form(
 		"Default model", v.model,
 		"System prompt", v.system,
-		"Thinking", v.thinking,
+		"Thinking", container.NewVBox(v.thinking, note("The model's thoughts show under Thoughts, above its answer.")),
 		"Long chats", v.longChats,
 	)
 	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.gen.reset)
@@ -91,24 +91,22 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		"Quick-ask hotkey", container.NewVBox(v.hotkey, v.hotkeyNote),
 		"Launch at login", v.login,
 		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
-		"Local API", v.api,
+		"Local API", container.NewVBox(v.api, note(platformText("On this Mac only (localhost).", "On this computer only (localhost)."))),
 		"API port", v.port,
 	)
-	save := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), v.save)
-	save.Importance = widget.HighImportance
-	revert := widget.NewButton("Revert", v.load)
+	saved := caption("Changes are saved as you make them.")
 	body := container.NewVBox(
-		heading("Settings"),
+		heading("Settings"), saved,
 		section("Model", model), section("Generation", gen), section("Media", media),
 		container.NewHBox(useDefaults), section("App", app),
 		v.status,
-		container.NewHBox(layout.NewSpacer(), revert, save),
 	)
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.root = pageScroll(container.NewPadded(body))
 	v.showHotkeyState()
 	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
 	v.gen.showDefaults(e.model.State().Defaults)
 	v.load()
+	v.watchChanges()
 	return v
 }
 
@@ -156,6 +154,9 @@ func section(title string, body fyne.CanvasObject) fyne.CanvasObject {
 
 // load shows the saved settings.
 func (v *settingsView) load() {
+	v.loading = true
+	defer func() { v.loading = false }()
+	v.typing++ // what was typed before is replaced
 	s := v.env.settings.Load()
 	v.loaded = s
 	v.modelIDs = map[string]string{}
@@ -176,6 +177,9 @@ func (v *settingsView) load() {
 	v.model.Options = names
 	if len(names) > 0 {
 		v.model.PlaceHolder = "Choose the model new chats use"
+	}
+	if m := v.env.model.State(); s.DefaultModel == "" && m.Name != "" {
+		v.model.PlaceHolder = m.Name + ", the model in use" // none chosen: new chats use it
 	}
 	v.model.ClearSelected()
 	for n, id := range v.modelIDs {
@@ -232,7 +236,8 @@ func (v *settingsView) read() (Settings, error) {
 	return s, nil
 }
 
-func (v *settingsView) save() {
+// save stores the form and applies it; it reports whether it was stored.
+func (v *settingsView) save() bool {
 	s, err := v.read()
 	if err == nil {
 		err = s.Validate(v.env.budgets)
@@ -243,7 +248,7 @@ func (v *settingsView) save() {
 	if err != nil {
 		v.status.Importance = widget.DangerImportance
 		v.status.SetText("Not saved: " + err.Error())
-		return
+		return false
 	}
 	old := v.loaded
 	v.loaded = s
@@ -252,11 +257,12 @@ func (v *settingsView) save() {
 		if err := v.env.applySettings(old, s); err != nil {
 			v.status.Importance = widget.WarningImportance
 			v.status.SetText("Saved, but " + err.Error())
-			return
+			return true
 		}
 	}
 	v.status.Importance = widget.SuccessImportance
 	v.status.SetText("Saved.")
+	return true
 }
 
 func containsValue(m map[string]string, v string) bool {
@@ -270,7 +276,7 @@ func containsValue(m map[string]string, v string) bool {
 
 // What the long-chats choice says.
 const (
-	longChatTrim = "Leave the oldest messages out of the model's view"
+	longChatTrim = "Leave the oldest out of view"
 	longChatAsk  = "Stop and ask me first"
 )
 
@@ -290,4 +296,12 @@ func (v *settingsView) showHotkeyState() {
 	if !onMac {
 		v.hotkeyNote.SetText(strings.TrimSpace(v.hotkeyNote.Text + " A desktop shortcut can also run: perch quick-ask"))
 	}
+}
+
+// note is a wrapped line of small print under a setting.
+func note(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Wrapping = fyne.TextWrapWord
+	l.Importance = widget.LowImportance
+	return l
 }

@@ -35,6 +35,7 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 	s.search.SetPlaceHolder("Search chats  (" + ShortcutLabel(fyne.KeyK) + ")")
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	s.search.OnChanged = func(string) { s.reload() }
+	s.search.onEnter = s.openTop
 	newBtn := widget.NewButtonWithIcon("New chat", theme.ContentAddIcon(), func() {
 		if s.onNew != nil {
 			s.onNew()
@@ -51,7 +52,7 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 		func() fyne.CanvasObject {
 			title := widget.NewLabel("")
 			title.Truncation = fyne.TextTruncateEllipsis
-			when := caption("")
+			when := sideNote()
 			more := widget.NewButtonWithIcon("", theme.MoreHorizontalIcon(), nil)
 			more.Importance = widget.LowImportance
 			return container.NewBorder(nil, nil, nil, more, container.New(&tightVBox{}, title, container.NewPadded(when)))
@@ -64,12 +65,11 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 			row := o.(*fyne.Container)
 			texts := row.Objects[0].(*fyne.Container)
 			texts.Objects[0].(*widget.Label).SetText(c.Title)
-			when := texts.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text)
-			when.Text = ago(c.Updated)
+			note := ago(c.Updated)
 			if c.Snippet != "" {
-				when.Text = "“" + clip(strings.Join(strings.Fields(c.Snippet), " "), 34) + "”"
+				note = "“" + clip(strings.Join(strings.Fields(c.Snippet), " "), 80) + "”"
 			}
-			when.Refresh()
+			setSideNote(texts.Objects[1].(*fyne.Container).Objects[0].(*widget.RichText), note)
 			more := row.Objects[1].(*widget.Button)
 			more.OnTapped = func() { s.showMenu(c, more) }
 		})
@@ -100,6 +100,16 @@ func (s *sidebar) reload() {
 	s.items = items
 	s.list.Refresh()
 	s.markSelected()
+}
+
+// openTop opens the first conversation listed (Enter in search).
+func (s *sidebar) openTop() {
+	if len(s.items) == 0 || s.onSelect == nil {
+		return
+	}
+	s.selected = s.items[0].ID
+	s.markSelected()
+	s.onSelect(s.selected)
 }
 
 // select_ highlights conversation id without calling onSelect.
@@ -173,4 +183,18 @@ func ago(t time.Time) string {
 		return t.Format("Monday")
 	}
 	return t.Format("2 Jan 2006")
+}
+
+// sideNote is a row's second line (when, or the search hit): caption text
+// cut with an ellipsis where the sidebar ends (a canvas.Text was cut bare).
+func sideNote() *widget.RichText {
+	r := widget.NewRichText(&widget.TextSegment{Style: widget.RichTextStyle{
+		SizeName: theme.SizeNameCaptionText, ColorName: theme.ColorNamePlaceHolder, Inline: true}})
+	r.Truncation = fyne.TextTruncateEllipsis
+	return r
+}
+
+func setSideNote(r *widget.RichText, text string) {
+	r.Segments[0].(*widget.TextSegment).Text = text
+	r.Refresh()
 }

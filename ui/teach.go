@@ -16,9 +16,10 @@ import (
 // teachView is the Teach page: the run going on (live chart, controls),
 // a form to start a new one, the adapters the user owns and past runs.
 type teachView struct {
-	env  *env
-	win  fyne.Window
-	root fyne.CanvasObject
+	env    *env
+	win    fyne.Window
+	root   fyne.CanvasObject
+	scroll *container.Scroll // root: the page scrolls as one
 
 	base         *widget.Select
 	baseIDs      map[string]string // shown name → id
@@ -55,7 +56,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	d := defaultPlan()
 	v.base = widget.NewSelect(nil, func(string) { v.check() })
 	v.base.PlaceHolder = "No model downloaded yet"
-	v.fromFeedback = widget.NewCheck("My feedback in chats (thumbs, corrections, regenerations)", func(bool) { v.check() })
+	v.fromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.check() })
 	v.fromFeedback.Checked = true
 	v.folderLabel = widget.NewLabel("")
 	v.folderLabel.Truncation = fyne.TextTruncateEllipsis
@@ -80,7 +81,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	v.method.Required = true
 
 	entry := func(key, value string) *widget.Entry {
-		en := widget.NewEntry()
+		en := fieldEntry()
 		en.SetText(value)
 		en.OnChanged = func(string) { v.check() }
 		v.fields[key] = en
@@ -134,7 +135,8 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 		section("Your adapters", v.adapters.root),
 		section("Past runs", v.runs.root))
 	v.run.parent = body
-	v.root = container.NewVScroll(container.NewPadded(body))
+	v.scroll = pageScroll(container.NewPadded(body))
+	v.root = v.scroll
 	v.method.SetSelected(presetFor(d.Method).Label)
 	e.teacher.Watch(func(u TrainUpdate) { v.run.push(u) })
 	v.run.onStarted = v.check
@@ -340,6 +342,7 @@ func (v *teachView) startRun() {
 				return
 			}
 			v.run.follow(r)
+			v.scroll.ScrollToTop() // the new run's card, at the top, is what happens next
 			v.runs.reload()
 			v.check()
 		})
@@ -359,7 +362,7 @@ func (v *teachView) showPreview() {
 
 func previewCard(p DataPreview) fyne.CanvasObject {
 	line := func(label, text string, imp widget.Importance) fyne.CanvasObject {
-		l := widget.NewLabel(label + " " + clip(strings.TrimSpace(text), 400))
+		l := widget.NewLabel(label + " " + clip(shownText(text), 400))
 		l.Wrapping = fyne.TextWrapWord
 		l.Importance = imp
 		return l
@@ -389,5 +392,6 @@ func (mw *MainWindow) ShowTeach() {
 		}
 	}
 	mw.teach.reload()
+	mw.teach.scroll.ScrollToTop() // the page opens at its top, with the run going on
 	mw.showPage("teach", mw.teach.root)
 }

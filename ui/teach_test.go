@@ -25,7 +25,7 @@ func answerOnce(h *harness, text string) *messageView {
 // feedbackButton is an answer's button showing icon res (nil when absent).
 func feedbackButton(v *messageView, res ...fyne.Resource) *widget.Button {
 	for _, o := range v.actions.Objects {
-		if b, ok := o.(*widget.Button); ok {
+		if b := actionButton(o); b != nil {
 			for _, r := range res {
 				if b.Icon != nil && b.Icon.Name() == r.Name() {
 					return b
@@ -150,7 +150,7 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 		t.Fatalf("default method %q", v.selectedMethod())
 	}
 	if !v.problem.Visible() || !strings.Contains(v.problem.Text, "2 disliked answers have no better version") ||
-		!strings.Contains(v.problem.Text, "Learn from examples") {
+		!strings.Contains(v.problem.Text, `switch to "Examples (SFT)"`) {
 		t.Fatalf("problem = %q (visible %v)", v.problem.Text, v.problem.Visible())
 	}
 	if !v.start.Disabled() {
@@ -251,7 +251,7 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	test.Tap(v.run.resume)
 	h.loop.until(t, "resumed", func() bool { return v.run.run.State == RunTraining })
 	test.Tap(v.run.stop)
-	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Yes")
+	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Stop training")
 	if yes == nil {
 		t.Fatal("no confirmation for Stop")
 	}

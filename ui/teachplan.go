@@ -32,11 +32,11 @@ type methodPreset struct {
 // LoRA+ the A matrices learn at about half the usual LoRA rate (the LoRA+
 // authors' advice); preference methods take smaller steps than SFT.
 var methodPresets = []methodPreset{
-	{MethodDPO, "Learn from my likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
+	{MethodDPO, "My likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
 		"Each answer you disliked and a better version of it (one you liked, corrected or regenerated) make a pair; Perch learns to prefer the better one.", 1e-5},
-	{MethodSFT, "Learn from examples (SFT)", "learns from examples (SFT)",
+	{MethodSFT, "Examples (SFT)", "learns from examples (SFT)",
 		"Perch learns to answer like the answers you liked or corrected, or like the examples in your files.", 5e-5},
-	{MethodORPO, "Likes, dislikes and examples together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
+	{MethodORPO, "Both together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
 		"Learns from the same pairs as DPO and from the better answers as examples, in one pass.", 5e-5},
 }
 
@@ -156,7 +156,7 @@ func nothingToLearn(d DataSummary, m TrainMethod, src TeachSource) string {
 			d.Unpaired, plural(d.Unpaired, "answer has", "answers have"), plural(d.Unpaired, "it", "them"))
 	}
 	if d.Examples > 0 {
-		msg += fmt.Sprintf(", or switch to \"Learn from examples\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
+		msg += fmt.Sprintf(", or switch to \"Examples (SFT)\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
 	}
 	return msg + "."
 }
@@ -188,20 +188,26 @@ func dataLine(d DataSummary) string {
 	return strings.Join(parts, " · ")
 }
 
-// estimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this computer can give".
+// estimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this
+// computer can give · 12 training and 2 validation rows", the memory as
+// the Models page says it.
 func estimateLine(e TrainEstimate) string {
-	return fmt.Sprintf("About %s · needs %s of the %s this computer can give · %d training and %d validation rows",
-		duration(e.Duration), byteSize(e.Memory), byteSize(e.Available), e.Rows, e.ValRows)
+	mem := memoryLine(e.Memory, e.Available)
+	if e.Tight {
+		mem += " · " + fitWords(FitsTight)
+	}
+	return fmt.Sprintf("%s · %s · %d training and %d validation rows", capitalize(duration(e.Duration)), mem, e.Rows, e.ValRows)
 }
 
-// duration is a rough, friendly length of time.
+// duration is a rough, friendly length of time, one way everywhere:
+// "under a minute", "about 4 min", "about 1.5 h".
 func duration(d time.Duration) string {
 	switch s := d.Seconds(); {
 	case s < 60:
-		return "a minute"
+		return "under a minute"
 	case s < 3600:
-		return fmt.Sprintf("%d min", int(math.Round(s/60)))
+		return fmt.Sprintf("about %d min", int(math.Round(s/60)))
 	default:
-		return fmt.Sprintf("%.1f h", s/3600)
+		return fmt.Sprintf("about %.1f h", s/3600)
 	}
 }

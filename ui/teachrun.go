@@ -29,6 +29,7 @@ type runPanel struct {
 	head                               *fyne.Container
 
 	loss, margin *lineChart
+	explain      *widget.Label // what the charts mean
 	run          TrainRun
 	shown        bool
 
@@ -47,6 +48,7 @@ func newRunPanel(e *env, win fyne.Window) *runPanel {
 	p.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.state = widget.NewLabel("")
+	p.state.Wrapping = fyne.TextWrapWord
 	p.note = widget.NewLabel("")
 	p.note.Wrapping = fyne.TextWrapWord
 	p.note.Hide()
@@ -58,7 +60,7 @@ func newRunPanel(e *env, win fyne.Window) *runPanel {
 	p.stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.confirmStop)
 	p.fromCkpt = widget.NewButtonWithIcon("Resume from checkpoint", theme.MediaReplayIcon(), p.resumeFromCheckpoint)
 	p.fromCkpt.Importance = widget.HighImportance
-	p.try = widget.NewButtonWithIcon("Try it in a new chat", theme.MailComposeIcon(), func() {
+	p.try = widget.NewButtonWithIcon("Try it in a new chat", sparkIcon, func() {
 		if p.onTry != nil && p.run.AdapterID != "" {
 			p.onTry(p.run.AdapterID)
 		}
@@ -69,9 +71,14 @@ func newRunPanel(e *env, win fyne.Window) *runPanel {
 		&chartSeries{Name: "Validation", Color: theme.ColorNameWarning, Dots: true})
 	p.margin = newLineChart("Reward margin", &chartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
 	buttons := container.NewHBox(p.pause, p.resume, p.stop, p.fromCkpt, p.try)
-	p.head = container.NewBorder(nil, nil, nil, container.NewCenter(buttons), container.NewVBox(p.title, p.state))
+	// The buttons under the lines, not beside them: the title keeps the
+	// card's width ("Gemma-4 (tex…" was cut) and a narrow window stays so.
+	p.head = container.NewVBox(p.title, p.state, buttons)
 	charts := container.NewGridWithRows(1, p.loss, p.margin)
-	p.root = container.NewVBox(card(container.NewVBox(p.head, p.bar, p.note, charts)))
+	p.explain = widget.NewLabel("")
+	p.explain.Wrapping = fyne.TextWrapWord
+	p.explain.Importance = widget.LowImportance
+	p.root = container.NewVBox(card(container.NewVBox(p.head, p.bar, p.note, charts, p.explain)))
 	p.root.Hide()
 	return p
 }
@@ -227,8 +234,10 @@ func (p *runPanel) render() {
 	}
 	if r.Plan.Method == MethodSFT {
 		p.margin.Hide()
+		p.explain.SetText("Loss falls as the adapter learns to answer like your examples; the validation loss, on rows held back, says whether it learned more than the rows by heart.")
 	} else {
 		p.margin.Show()
+		p.explain.SetText("Loss falls as the adapter learns. The margin (chosen − rejected) rises as it comes to prefer the better answer of each pair over the worse one; above zero, it prefers the better.")
 	}
 	p.loss.Refresh()
 	p.margin.Refresh()
@@ -275,7 +284,11 @@ func runStateLine(r TrainRun) string {
 	case RunPaused:
 		return "Paused at " + steps
 	case RunDone:
-		return fmt.Sprintf("Done · %d steps%s", r.Steps, best)
+		took := ""
+		if !r.Started.IsZero() && r.Ended.After(r.Started) {
+			took = " in " + tookText(r.Ended.Sub(r.Started))
+		}
+		return fmt.Sprintf("Done%s · %d steps · saved as the adapter %s%s", took, r.Steps, r.Plan.Name, best)
 	case RunStopped:
 		return "Stopped at " + steps + best
 	case RunInterrupted:
@@ -284,6 +297,18 @@ func runStateLine(r TrainRun) string {
 		return "Failed at " + steps
 	}
 	return steps
+}
+
+// tookText is how long a run took: "48 s", "3 min 5 s", "1 h 12 min".
+func tookText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 func (p *runPanel) control(f func(string) error) {
@@ -296,12 +321,15 @@ func (p *runPanel) control(f func(string) error) {
 }
 
 func (p *runPanel) confirmStop() {
-	dialog.ShowConfirm("Stop training?", "The adapter as it is now is saved, and you can resume from its last checkpoint later.",
+	d := dialog.NewConfirm("Stop training?", "The adapter as it is now is saved, and you can resume from its last checkpoint later.",
 		func(ok bool) {
 			if ok {
 				p.control(p.env.teacher.Stop)
 			}
 		}, p.win)
+	d.SetConfirmText("Stop training")
+	d.SetDismissText("Keep training")
+	d.Show()
 }
 
 func (p *runPanel) resumeFromCheckpoint() {

@@ -68,9 +68,6 @@ func (mw *MainWindow) TeachCheck() (settled, ready bool, problem string) {
 // SetTeachSteps types n into the Steps field.
 func (mw *MainWindow) SetTeachSteps(n int) { mw.teach.fields["steps"].SetText(fmt.Sprint(n)) }
 
-// StartTeaching taps Start training.
-func (mw *MainWindow) StartTeaching() { mw.teach.startRun() }
-
 // TeachRun is the run the Teach page shows and the points on its chart.
 func (mw *MainWindow) TeachRun() (TrainRun, int) {
 	if mw.teach == nil || !mw.teach.run.shown {

@@ -124,13 +124,19 @@ func newMainWindow(e *env) *MainWindow {
 	nav := container.NewVBox(widget.NewSeparator(),
 		navButton("Models", theme.StorageIcon(), mw.ShowModels))
 	if e.teacher != nil {
-		nav.Add(navButton("Teach", teachIcon, mw.ShowTeach))
+		teach := navButton("Teach", teachIcon, mw.ShowTeach)
+		nav.Add(teach)
+		mw.watchTraining(teach)
 	}
 	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
 	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
-	mw.side.onSelect = func(id string) { mw.ShowConversation(id) }
-	mw.side.onNew = func() { mw.ShowConversation("") }
+	mw.chat.tips = newTips()
+	mw.side.onSelect = func(id string) {
+		mw.ShowConversation(id)
+		mw.chat.scrollToMatch(mw.side.search.Text) // a search hit opens at the match
+	}
+	mw.side.onNew = mw.newChat
 	mw.chat.onNewChat = func() { mw.ShowConversation("") }
 	mw.side.onDelete = func(id string) {
 		if mw.chat.convID == id {
@@ -154,7 +160,7 @@ func newMainWindow(e *env) *MainWindow {
 	mw.pages = container.NewStack(chatPage)
 	split := container.NewHSplit(mw.side.root, mw.pages)
 	split.Offset = 0.26
-	w.SetContent(split)
+	w.SetContent(container.NewStack(split, mw.chat.tips.layer))
 	w.Resize(fyne.NewSize(980, 680))
 	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { mw.Drop(uris) })
 	mw.installKeys()
@@ -242,6 +248,7 @@ func (mw *MainWindow) showChat() {
 		mw.showPage("welcome", mw.welcomePage())
 		return
 	}
+	mw.leavePage()
 	mw.page = "chat"
 	mw.pages.Objects = mw.pages.Objects[:1]
 	mw.pages.Refresh()
@@ -249,6 +256,7 @@ func (mw *MainWindow) showChat() {
 }
 
 func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
+	mw.leavePage()
 	bg := canvas.NewRectangle(themeColor(theme.ColorNameBackground))
 	page := container.NewStack(bg, o)
 	if name != "welcome" {
@@ -259,6 +267,13 @@ func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
 	mw.page = name
 	mw.pages.Objects = append(mw.pages.Objects[:1], page)
 	mw.pages.Refresh()
+}
+
+// leavePage saves what the shown page has pending (Settings' last typing).
+func (mw *MainWindow) leavePage() {
+	if mw.page == "settings" && mw.settings != nil {
+		mw.settings.leave()
+	}
 }
 
 func (mw *MainWindow) welcomePage() fyne.CanvasObject {
@@ -282,6 +297,7 @@ func (mw *MainWindow) ShowSettings() {
 	if mw.settings == nil {
 		mw.settings = newSettingsView(mw.env, mw.Window)
 	}
+	mw.leavePage()
 	mw.settings.load()
 	mw.showPage("settings", mw.settings.root)
 }

@@ -50,7 +50,7 @@ func Catalog() []CatalogEntry {
 			Summary:   "encoder-free images and audio, 8-bit; 16 GB Mac or more",
 			DiskBytes: 12_740_913_248, Vision: true, Audio: true, Video: true, config: catalogConfig(g12b)},
 		{Repo: "mlx-community/gemma-4-26b-a4b-it-4bit", Name: "Gemma-4 26B-A4B",
-			Summary:   "mixture of experts, fast for its size; text, images and video; 32 GB Mac (15.34 GB measured)",
+			Summary:   "mixture of experts, fast for its size; text, images and video; 32 GB Mac",
 			DiskBytes: 15_340_981_404, Vision: true, Video: true, config: catalogConfig(g26b)},
 		{Repo: "mlx-community/gemma-4-31b-it-4bit", Name: "Gemma-4 31B",
 			Summary:   "largest and strongest; text, images and video; 32 GB Mac or more",

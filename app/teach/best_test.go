@@ -51,7 +51,9 @@ func TestExportWritesTheBestCheckpoint(t *testing.T) {
 
 	// Validation falling to the end: the final adapter is the best.
 	f.trainer.val = nil
-	if _, err := f.svc.Start(defaultPlan()); err != nil {
+	second := defaultPlan()
+	second.Name = "my-style-2"
+	if _, err := f.svc.Start(second); err != nil {
 		t.Fatal(err)
 	}
 	f.until("the second run", func(r ui.TrainRun) bool { return !r.State.Active() })

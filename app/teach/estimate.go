@@ -83,6 +83,12 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	if err := checkName(p.Name); err != nil {
 		return e, err
 	}
+	// A name in use is said now, not changed later behind the run's back.
+	if free, err := s.uniqueName(p.Name, p.Base, ""); err != nil {
+		return e, err
+	} else if free != p.Name {
+		return e, fmt.Errorf("you already have an adapter called %s for this model: choose another name, such as %s", p.Name, free)
+	}
 	if p.Steps < 1 || p.Rank < 1 || p.BatchSize < 1 || p.MaxSeqLen < 64 || !(p.LearningRate > 0) || !(p.LoRAPlusRatio >= 1) {
 		return e, errors.New("steps, rank, batch size, maximum length, learning rate and LoRA+ ratio must all be set (the ratio at least 1)")
 	}
@@ -130,8 +136,9 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	if e.Memory, err = need(t); err != nil {
 		return e, err
 	}
-	e.Available = b.Usable
-	e.Fits = e.Memory <= b.Usable
+	room := hub.Judge(e.Memory, b, b) // as the Models page judges
+	e.Available, _ = hub.Capacity(b)
+	e.Fits, e.Tight = room != hub.TooBig, room == hub.Tight
 	if !e.Fits {
 		e.Reason = s.refusal(name, t, e, b, need)
 	}
@@ -153,14 +160,15 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 
 // refusal says why the run will not fit and what would.
 func (s *Service) refusal(name string, t int, e ui.TrainEstimate, b hub.Budget, need func(int) (int64, error)) string {
+	capacity, how := hub.Capacity(b)
 	msg := fmt.Sprintf("Training %s on rows of up to %d tokens needs about %s, and this computer can give %s (%s).",
-		name, t, hub.FormatBytes(e.Memory), hub.FormatBytes(b.Usable), b.Source)
+		name, t, ui.ByteSize(e.Memory), ui.ByteSize(capacity), how)
 	for try := t / 2; try >= 256; try /= 2 {
-		if n, err := need(try); err == nil && n <= b.Usable {
-			return msg + fmt.Sprintf(" Try a maximum length of %d under Advanced (longer rows are cut), or close other apps.", try)
+		if n, err := need(try); err == nil && n <= capacity {
+			return msg + fmt.Sprintf(" Try a maximum length of %d under Advanced (longer rows are cut).", try)
 		}
 	}
-	return msg + " Choose a smaller base model, or close other apps."
+	return msg + " Choose a smaller base model."
 }
 
 // measuredRate is the tokens/s of the newest run on base that measured one.

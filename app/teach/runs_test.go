@@ -4,11 +4,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"perch/app/history"
+	"perch/app/hub"
 	"perch/engine/lora"
 	"perch/ui"
 )
@@ -69,8 +71,16 @@ func TestRunRecordsMetricsCheckpointsAndAdapter(t *testing.T) {
 		t.Fatalf("notifications %q", notes)
 	}
 	mu.Unlock()
-	// A second run of the same name gets its own.
-	if _, err := f.svc.Start(defaultPlan()); err != nil {
+	// A second run of the same name is refused before it starts, with a
+	// free name offered (it was saved as my-style-2 under a header that
+	// said my-style); under that name it runs.
+	_, err = f.svc.Start(defaultPlan())
+	if want := "you already have an adapter called my-style for this model: choose another name, such as my-style-2"; err == nil || err.Error() != want {
+		t.Fatalf("a taken name: %v", err)
+	}
+	second := defaultPlan()
+	second.Name = "my-style-2"
+	if _, err := f.svc.Start(second); err != nil {
 		t.Fatal(err)
 	}
 	if r2 := f.until("the second run", func(r ui.TrainRun) bool { return !r.State.Active() }); r2.State != ui.RunDone {
@@ -184,7 +194,19 @@ func TestEstimateFitsOrSaysWhy(t *testing.T) {
 	if !e.Fits || e.Memory <= 0 || e.Duration <= 0 || e.Rows != 3 || e.ValRows != 1 || !strings.Contains(e.Basis, "rough guess") {
 		t.Fatalf("estimate %+v", e)
 	}
-	f.budget.Usable = e.Memory / 2
+	// The budget is the Models page's: what the machine can give, not
+	// what is free this minute, which only makes the fit tight.
+	capacity, _ := hub.Capacity(f.budget)
+	if e.Available != capacity || e.Tight {
+		t.Fatalf("available %d, the Models page's budget %d; tight %v", e.Available, capacity, e.Tight)
+	}
+	if runtime.GOOS == "linux" { // a Mac's budget is the GPU's working set, never busy
+		f.budget.Usable = e.Memory / 2
+		if e, _ := f.svc.Estimate(plan); !e.Fits || !e.Tight {
+			t.Fatalf("a busy machine: %+v", e)
+		}
+	}
+	f.budget.TotalRAM, f.budget.Usable = e.Memory/2, e.Memory/2 // a machine too small
 	e2, _ := f.svc.Estimate(plan)
 	if e2.Fits || !strings.Contains(e2.Reason, "Training Tiny Gemma on rows of up to") || !strings.Contains(e2.Reason, "this computer can give") {
 		t.Fatalf("too small a budget: %+v", e2)
@@ -193,7 +215,7 @@ func TestEstimateFitsOrSaysWhy(t *testing.T) {
 		t.Fatalf("Start did not refuse with the reason: %v", err)
 	}
 	plan.BatchSize = 8
-	f.budget.Usable = 8 << 30
+	f.budget.TotalRAM, f.budget.Usable = 16<<30, 8<<30
 	if _, err := f.svc.Estimate(plan); err == nil || !strings.Contains(err.Error(), "fewer than the batch size") {
 		t.Fatalf("batch larger than the data: %v", err)
 	}

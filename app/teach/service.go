@@ -258,6 +258,9 @@ func (s *Service) toUI(r history.TrainRun) ui.TrainRun {
 	u := ui.TrainRun{ID: r.ID, Plan: plan, BaseName: r.BaseName, State: ui.RunState(r.State), Step: r.Step, Steps: r.Steps,
 		TokensPerSec: r.TokensPerSec, Started: r.Created, Err: r.Error, BestVal: r.BestVal, BestStep: r.BestStep,
 		AdapterID: r.AdapterID}
+	if !u.State.Active() {
+		u.Ended = r.Updated // the last write of a run that ended is its end
+	}
 	if cs, err := s.o.Store.Checkpoints(r.ID); err == nil && len(cs) > 0 {
 		u.LastCheckpoint = cs[len(cs)-1].Step
 	}
