@@ -40,10 +40,16 @@ type trainLine struct {
 	Cancelled      bool     `json:"cancelled"`
 	BestCheckpoint string   `json:"best_checkpoint"`
 	BestValLoss    *float64 `json:"best_val_loss"`
-	// DPO, ORPO
-	Margin       *float64 `json:"margin"`
-	Accuracy     *float64 `json:"accuracy"`
-	LogOddsRatio *float64 `json:"log_odds_ratio"`
+	// every key, for the method's own metrics (train.Objective.Metrics)
+	values map[string]any
+}
+
+func parseTrainLine(b []byte) (trainLine, error) {
+	var l trainLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return l, err
+	}
+	return l, json.Unmarshal(b, &l.values)
 }
 
 // trainPrinter shows a run: a progress bar on a terminal, a line every
@@ -52,7 +58,8 @@ type trainPrinter struct {
 	stdout, stderr io.Writer
 	json, tty      bool
 	iters          int
-	open           bool // a bar line is drawn and not yet ended
+	metrics        []train.Metric // the run's method's, from its started line
+	open           bool           // a bar line is drawn and not yet ended
 }
 
 func newTrainPrinter(stdout, stderr io.Writer, jsonOut bool) *trainPrinter {
@@ -74,8 +81,7 @@ func (p *trainPrinter) event(ev train.Event, m train.Method) {
 		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, false))
 		return
 	}
-	var l trainLine
-	json.Unmarshal(ev.JSON(m, true), &l)
+	l, _ := parseTrainLine(ev.JSON(m, true))
 	p.line(l)
 }
 
@@ -107,7 +113,10 @@ func (p *trainPrinter) say(format string, args ...any) {
 func (p *trainPrinter) line(l trainLine) {
 	switch l.Type {
 	case "started":
-		p.iters = l.Iters
+		p.iters, p.metrics = l.Iters, nil
+		if obj, err := train.ObjectiveOf(train.Method(l.Method)); err == nil {
+			p.metrics = obj.Metrics()
+		}
 		p.say("training %s: %d steps of %d rows from %d rows (%d for validation), %d adapter parameters, into %s",
 			l.Method, l.Iters, l.BatchSize, l.TrainRows, l.ValidRows, l.Parameters, l.AdapterPath)
 	case "step":
@@ -141,10 +150,10 @@ func (p *trainPrinter) line(l trainLine) {
 
 func (p *trainPrinter) step(l trainLine) {
 	extra := ""
-	if l.Margin != nil {
-		extra = fmt.Sprintf(" · margin %s · accuracy %s", f4(l.Margin), f4(l.Accuracy))
-	} else if l.LogOddsRatio != nil {
-		extra = " · log-odds ratio " + f4(l.LogOddsRatio)
+	for _, m := range p.metrics {
+		if v, ok := l.values[m.Key].(float64); ok && (m.Chart || !p.tty) {
+			extra += fmt.Sprintf(" · %s %.4f", m.Label, v)
+		}
 	}
 	rate := ""
 	if l.TokensPerS != nil {

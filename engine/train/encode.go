@@ -53,6 +53,7 @@ type record struct {
 	PromptIDs      json.RawMessage   `json:"prompt_ids"`
 	ChosenIDs      json.RawMessage   `json:"chosen_ids"`
 	RejectedIDs    json.RawMessage   `json:"rejected_ids"`
+	Label          json.RawMessage   `json:"label"`
 	EnableThinking *bool             `json:"enable_thinking"`
 }
 
@@ -66,8 +67,13 @@ func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string
 	if err := strictUnmarshal(line, &rec); err != nil {
 		return row, "", false, fmt.Errorf("not a JSON object: %v", err)
 	}
-	sft := !e.Method.Preference()
+	kind := e.Method.Rows()
+	sft := kind == RowsSFT
 	switch {
+	case kind == RowsUnpaired:
+		row, err = e.unpaired(ctx, &rec)
+	case has(rec.Label):
+		return row, "", false, fmt.Errorf("a {\"prompt\", \"completion\", \"label\"} row trains kto, not %s", e.Method)
 	case has(rec.InputIDs):
 		if !sft {
 			return row, "", false, fmt.Errorf("an {\"input_ids\"} row trains sft; %s needs {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
@@ -75,16 +81,20 @@ func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string
 		row, err = e.pretokenized(&rec)
 	case has(rec.PromptIDs) || has(rec.ChosenIDs) || has(rec.RejectedIDs):
 		if sft {
-			return row, "", false, errors.New("a {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"} row trains dpo or orpo, not sft")
+			return row, "", false, errors.New("a {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"} row trains a preference method (dpo, orpo, …), not sft")
 		}
 		row, err = e.pretokenizedPair(&rec)
 	case has(rec.Chosen) || has(rec.Rejected):
 		if sft {
-			return row, "", false, errors.New("a preference row ({\"prompt\", \"chosen\", \"rejected\"}) trains dpo or orpo, not sft")
+			return row, "", false, errors.New("a preference row ({\"prompt\", \"chosen\", \"rejected\"}) trains a preference method (dpo, orpo, …), not sft")
 		}
-		row, err = e.pair(ctx, &rec)
+		if isMessagesObject(rec.Chosen) || isMessagesObject(rec.Rejected) {
+			row, err = e.conversationPair(ctx, &rec)
+		} else {
+			row, err = e.pair(ctx, &rec)
+		}
 	case !sft:
-		return row, "", false, fmt.Errorf("%s needs preference rows: {\"prompt\", \"chosen\", \"rejected\"} or {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
+		return row, "", false, fmt.Errorf("%s needs preference rows: {\"prompt\", \"chosen\", \"rejected\"}, {\"chosen\": {\"messages\"}, \"rejected\": {\"messages\"}} or {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
 	case has(rec.Messages):
 		row, err = e.messages(ctx, &rec)
 	case has(rec.Prompt) || has(rec.Completion):
@@ -130,7 +140,9 @@ func (e *Encoder) cut(r *Row) (string, bool) {
 		return fmt.Sprintf("the prompt alone is %d tokens, not under --max-seq-len %d: row skipped", P, limit), false
 	}
 	r.Chosen = r.Chosen[:min(len(r.Chosen), limit-P)]
-	r.Rejected = r.Rejected[:min(len(r.Rejected), limit-P)]
+	if r.Rejected != nil {
+		r.Rejected = r.Rejected[:min(len(r.Rejected), limit-P)]
+	}
 	return fmt.Sprintf("responses cut from %d to %d tokens with the prompt", n, limit), true
 }
 
