@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"perch/engine"
 	"perch/engine/lora"
@@ -29,9 +30,10 @@ type trainFlags struct {
 	model, backend, data, method, adapterPath, resume, schedule string
 	iters, batch, maxLen, rank, layers, valEvery, saveEvery     int
 	valBatches, warmup                                          int
-	lr, scale, dropout, ratio, beta, lambda, wd, clip           float64
+	lr, scale, dropout, ratio, wd, clip                         float64
 	seed                                                        uint64
 	noShuffle, jsonOut                                          bool
+	params                                                      *methodParams
 }
 
 func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
@@ -43,7 +45,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.model, "model", "", "model folder or Hugging Face repo (REPO[@REV]) in the local cache")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
 	fs.StringVar(&f.data, "data", "", "dataset folder: train.jsonl, optional valid.jsonl")
-	fs.StringVar(&f.method, "method", "sft", "sft, dpo or orpo")
+	fs.StringVar(&f.method, "method", "sft", strings.Join(train.MethodNames(), ", "))
 	fs.IntVar(&f.iters, "iters", 1000, "optimizer steps")
 	fs.IntVar(&f.batch, "batch-size", 4, "rows per step")
 	fs.IntVar(&f.maxLen, "max-seq-len", train.DefaultMaxLen, "rows longer than this many tokens are cut")
@@ -53,8 +55,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Float64Var(&f.dropout, "lora-dropout", 0, "dropout on the adapter's input")
 	fs.IntVar(&f.layers, "lora-layers", def.NumLayers, "adapt the last N layers (<= 0: all)")
 	fs.Float64Var(&f.ratio, "lora-plus-ratio", 1, "LoRA+: lora_b learns this many times faster than lora_a (1: plain LoRA)")
-	fs.Float64Var(&f.beta, "beta", 0.1, "DPO beta")
-	fs.Float64Var(&f.lambda, "lambda", 0.1, "ORPO lambda")
+	f.params = addMethodParams(fs)
 	fs.IntVar(&f.valEvery, "val-every", 200, "validate every N steps (0: only at checkpoints and the end)")
 	fs.IntVar(&f.valBatches, "val-batches", train.DefaultValBatches, "batches per validation (-1: all of valid.jsonl)")
 	fs.IntVar(&f.saveEvery, "save-every", 100, "save a checkpoint every N steps (0: none)")
@@ -71,6 +72,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.params.given(fs)
 	if len(words) > 0 {
 		return nil, fmt.Errorf("unexpected %q (the dataset goes in --data)", words[0])
 	}
@@ -86,10 +88,14 @@ func (f *trainFlags) request() (engine.TrainRequest, error) {
 	if err != nil {
 		return engine.TrainRequest{}, err
 	}
+	params, err := f.params.forMethod(method)
+	if err != nil {
+		return engine.TrainRequest{}, err
+	}
 	cfg := lora.DefaultConfig()
 	cfg.NumLayers, cfg.LoRA.Rank, cfg.LoRA.Scale, cfg.LoRA.Dropout = f.layers, f.rank, f.scale, f.dropout
 	opts := train.Options{Method: method, LearningRate: f.lr, LoRAPlusRatio: f.ratio, WeightDecay: f.wd,
-		GradClip: f.clip, Beta: f.beta, Lambda: f.lambda, Seed: f.seed,
+		GradClip: f.clip, Params: params, Seed: f.seed,
 		Schedule: train.Schedule{Name: f.schedule, Warmup: f.warmup}}
 	if f.schedule == "cosine" {
 		opts.Schedule.DecaySteps = max(f.iters-f.warmup, 1)

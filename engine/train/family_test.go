@@ -79,7 +79,7 @@ func familySteps(t *testing.T, b tensor.Backend, raw []byte, families []string, 
 					}
 				}
 			}
-			worst := fdCheck(t, b, m, ad, rows, grads[false], tr.names)
+			worst := fdCheck(t, b, m, ad, Options{Method: SFT}, rows, grads[false], tr.names)
 			// A step at a moderate rate lowers the loss.
 			tr, err = NewTrainer(b, m, ad, Options{Method: SFT, LearningRate: 1e-3})
 			if err != nil {
@@ -126,9 +126,9 @@ func randomAdapter(t *testing.T, m *gemma4.Model, r int) *lora.Adapter {
 }
 
 // fdCheck compares the 6 largest gradient entries (away from router
-// ties) with central differences of the SFT loss and returns the worst
+// ties) with central differences of o's loss and returns the worst
 // |FD − AD|.
-func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, rows []Row, grads [][]float32, names []string) float64 {
+func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, o Options, rows []Row, grads [][]float32, names []string) float64 {
 	type entry struct {
 		leaf, j int
 		g       float64
@@ -141,7 +141,7 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 	}
 	sort.Slice(es, func(a, c int) bool { return math.Abs(es[a].g) > math.Abs(es[c].g) })
 	loss := func() float64 {
-		tr, err := NewTrainer(b, m, ad, Options{Method: SFT})
+		tr, err := NewTrainer(b, m, ad, o)
 		if err != nil {
 			t.Fatal(err)
 		}
