@@ -125,6 +125,9 @@ func randomAdapter(t *testing.T, m *gemma4.Model, r int) *lora.Adapter {
 	return ad
 }
 
+// fdStep is fdCheck's step on a leaf entry.
+var fdStep = 1e-3
+
 // fdCheck compares the 6 largest gradient entries (away from router
 // ties) with central differences of o's loss and returns the worst
 // |FD − AD|.
@@ -152,7 +155,7 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 		}
 		return mt.Loss
 	}
-	const h = 1e-3
+	h := fdStep
 	var worst float64
 	f0 := loss()
 	checked := 0
@@ -162,9 +165,9 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 		}
 		v := ad.Leaves[names[e.leaf]].Data
 		x := v[e.j]
-		v[e.j] = x + h
+		v[e.j] = x + float32(h)
 		fp := loss()
-		v[e.j] = x - h
+		v[e.j] = x - float32(h)
 		fm := loss()
 		v[e.j] = x
 		// A router's top-k choice flipping within ±h (MoE) makes the loss

@@ -23,6 +23,9 @@ type Options struct {
 	Params   map[string]float64
 	Schedule Schedule
 	Seed     uint64 // dropout masks
+	// heldBatch, in tests, replaces a BatchObjective's batch-level term:
+	// finite differences of a loss whose batch term passes no gradient.
+	heldBatch *float64
 	// NoRecompute keeps every layer's activations on the tape instead of
 	// recomputing one layer at a time in the backward pass.
 	NoRecompute bool

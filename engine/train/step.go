@@ -208,7 +208,9 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		b.SweepSince(t.mark)
 	}()
 	var batch float64
-	if bo, ok := obj.(BatchObjective); ok {
+	if bo, ok := obj.(BatchObjective); ok && t.opts.heldBatch != nil {
+		batch = *t.opts.heldBatch
+	} else if ok {
 		var err error
 		if batch, err = t.batchTerm(bo, rows, vocab); err != nil {
 			return m, nil, err
