@@ -43,8 +43,8 @@ func addMethodParams(fs *flag.FlagSet) *methodParams {
 		for _, u := range uses[n] {
 			parts = append(parts, fmt.Sprintf("%s %g", u.method, u.def))
 		}
-		help := fmt.Sprintf("%s (default %s)", uses[n][0].help, strings.Join(parts, ", "))
-		mp.vals[n] = fs.Float64(strings.ReplaceAll(n, "_", "-"), uses[n][0].def, help)
+		help := fmt.Sprintf("a method's setting (defaults: %s): %s", strings.Join(parts, ", "), uses[n][0].help)
+		mp.vals[n] = fs.Float64(strings.ReplaceAll(n, "_", "-"), 0, help)
 	}
 	return mp
 }

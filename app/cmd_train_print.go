@@ -22,6 +22,8 @@ type trainLine struct {
 	TokensPerS *float64 `json:"tokens_per_s"`
 	ETA        float64  `json:"eta_s"`
 	ValLoss    *float64 `json:"val_loss"`
+	TestLoss   *float64 `json:"test_loss"`
+	TestPPL    *float64 `json:"test_ppl"`
 	ElapsedMS  float64  `json:"elapsed_ms"`
 	Path       string   `json:"path"`
 	Text       string   `json:"text"`
@@ -58,6 +60,7 @@ type trainPrinter struct {
 	stdout, stderr io.Writer
 	json, tty      bool
 	iters          int
+	every          int            // a step line every N steps without a terminal (0: 10)
 	metrics        []train.Metric // the run's method's, from its started line
 	open           bool           // a bar line is drawn and not yet ended
 }
@@ -125,6 +128,8 @@ func (p *trainPrinter) line(l trainLine) {
 		p.say("step %d: validation loss %s (%.1f s)", l.Step, f4(l.ValLoss), l.ElapsedMS/1000)
 	case "checkpoint":
 		p.say("step %d: checkpoint %s", l.Step, l.Path)
+	case "test":
+		p.say("Test loss %s, Test ppl %s.", f4(l.TestLoss), f4(l.TestPPL))
 	case "notice":
 		p.say("note: %s", l.Text)
 	case "paused":
@@ -171,7 +176,11 @@ func (p *trainPrinter) step(l trainLine) {
 		p.open = true
 		return
 	}
-	if l.Step == 1 || l.Step%10 == 0 || l.Step == p.iters {
+	every := p.every
+	if every < 1 {
+		every = 10
+	}
+	if l.Step == 1 || l.Step%every == 0 || l.Step == p.iters {
 		p.say("step %d/%d: loss %s · grad norm %s · %d tokens%s%s · ETA %s", l.Step, p.iters, f4(l.Loss), f4(l.GradNorm), l.Tokens, extra, rate, eta)
 	}
 }

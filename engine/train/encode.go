@@ -24,7 +24,7 @@ const DefaultMaxLen = 2048
 // last answer rendered with the generation prompt, exactly as a chat
 // request is; the target is what the template writes for the answer turn
 // after the turn header the two share (the answer and its end-of-turn).
-// Only the target counts in the loss (mlx-lm's --mask-prompt).
+// Only the target counts in the loss (mlx-lm's --mask-prompt) unless Whole.
 type Encoder struct {
 	Template *chattemplate.Template
 	Tok      *tokenizer.Tokenizer
@@ -36,6 +36,12 @@ type Encoder struct {
 	// to Dir.
 	Processor *gemma4.Processor
 	Dir       string
+	// Whole makes chat rows of SFT learn every token after <bos> (mlx-lm
+	// without --mask-prompt); by default only the answer is learnt.
+	Whole bool
+	// Test reads a folder's test.jsonl too (perch train --test); without
+	// it the file is not opened.
+	Test bool
 }
 
 // record is a dataset line; which keys are present decides its format.
@@ -195,6 +201,9 @@ func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, me
 		row.PromptLen = len(p)
 	}
 	row.IDs = append(p, target...)
+	if e.Whole {
+		row.PromptLen = 1
+	}
 	return row, nil
 }
 

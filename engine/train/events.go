@@ -18,6 +18,7 @@ const (
 	EventNotice                      // Text
 	EventDone                        // Result
 	EventError                       // Err
+	EventTest                        // ValLoss: the test set's loss, ValTokens (perch train --test; before EventDone)
 )
 
 // Started describes a run as it begins.
@@ -79,6 +80,8 @@ func (ev Event) JSON(method Method, perf bool) []byte {
 		}
 	case EventValidation:
 		v = map[string]any{"type": "validation", "step": ev.Step, "val_loss": num(ev.ValLoss), "val_tokens": ev.ValTokens, "elapsed_ms": ev.Elapsed.Milliseconds()}
+	case EventTest:
+		v = map[string]any{"type": "test", "step": ev.Step, "test_loss": num(ev.ValLoss), "test_ppl": num(math.Exp(ev.ValLoss)), "test_tokens": ev.ValTokens}
 	case EventCheckpoint:
 		v = map[string]any{"type": "checkpoint", "step": ev.Step, "path": ev.Path}
 	case EventPaused:

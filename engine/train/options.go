@@ -23,6 +23,10 @@ type Options struct {
 	Params   map[string]float64
 	Schedule Schedule
 	Seed     uint64 // dropout masks
+	// GradAccumulation splits each Step's rows into this many micro-batches
+	// and averages their gradients (mlx-lm's --grad-accumulation-steps;
+	// 0 or 1: one batch).
+	GradAccumulation int
 	// heldBatch, in tests, replaces a BatchObjective's batch-level term:
 	// finite differences of a loss whose batch term passes no gradient.
 	heldBatch *float64
@@ -103,6 +107,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !finite(v) || v < 0 {
 			return o, fmt.Errorf("%s %s %v must be a finite number >= 0", o.Method, name, v)
 		}
+	}
+	if o.GradAccumulation < 0 {
+		return o, fmt.Errorf("gradient accumulation %d is negative", o.GradAccumulation)
 	}
 	if o.LoRAPlusRatio == 0 {
 		o.LoRAPlusRatio = 1

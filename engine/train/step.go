@@ -106,7 +106,7 @@ func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Option
 // previous one: pin what must outlive it.
 func (t *Trainer) Step(rows []Row) (StepMetrics, error) {
 	start := time.Now()
-	m, grads, err := t.run(rows, true)
+	m, grads, err := t.stepGrads(rows)
 	if err != nil {
 		return m, err
 	}
