@@ -287,6 +287,7 @@ const (
 	MethodSFT  TrainMethod = "sft"  // learn from examples
 	MethodDPO  TrainMethod = "dpo"  // learn from likes and dislikes
 	MethodORPO TrainMethod = "orpo" // likes and dislikes, and the liked answers as examples
+	MethodKTO  TrainMethod = "kto"  // thumbs up and down, each answer on its own (no pairs needed)
 )
 
 // TeachSource is what a run learns from: the user's feedback, a folder of
@@ -301,6 +302,7 @@ type DataSummary struct {
 	Examples int // SFT rows: liked answers, corrections, folder rows
 	Pairs    int // preference pairs (chosen, rejected)
 	Unpaired int // disliked answers with no better version yet
+	Rated    int // answers with a thumbs up or down (or a correction): KTO's rows
 	Media    int // rows that carry a photo, sound or video
 	Preview  []DataPreview
 	Notes    []string // what the user should know ("valid.jsonl is missing: …")
@@ -308,8 +310,11 @@ type DataSummary struct {
 
 // Usable is how many rows method m can train on.
 func (d DataSummary) Usable(m TrainMethod) int {
-	if m == MethodSFT {
+	switch m {
+	case MethodSFT:
 		return d.Examples
+	case MethodKTO:
+		return d.Rated
 	}
 	return d.Pairs
 }

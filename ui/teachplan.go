@@ -38,6 +38,8 @@ var methodPresets = []methodPreset{
 		"Perch learns to answer like the answers you liked or corrected, or like the examples in your files.", 5e-5},
 	{MethodORPO, "Likes, dislikes and examples together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
 		"Learns from the same pairs as DPO and from the better answers as examples, in one pass.", 5e-5},
+	{MethodKTO, "Learn from thumbs up and down (KTO)", "learns from thumbs up and down (KTO)",
+		"Every answer you liked or disliked counts on its own: no correction or better version is needed.", 1e-5},
 }
 
 func presetFor(m TrainMethod) methodPreset {
@@ -120,7 +122,7 @@ func parsePlan(base string, src TeachSource, m TrainMethod, f planFields) (Train
 	num(strings.TrimSuffix(strings.TrimSpace(f.ValShare), "%"), "validation share", 0, 50, &share)
 	p.ValShare = share / 100
 	p.Beta, p.Lambda = 0.1, 0.1
-	if m == MethodDPO {
+	if m == MethodDPO || m == MethodKTO {
 		num(f.Beta, "DPO beta", 0.001, 10, &p.Beta)
 	}
 	if m == MethodORPO {
@@ -155,7 +157,12 @@ func nothingToLearn(d DataSummary, m TrainMethod, src TeachSource) string {
 		msg = fmt.Sprintf("Nothing to learn from yet: %d disliked %s no better version. Correct %s with the pencil, or regenerate and like the new one",
 			d.Unpaired, plural(d.Unpaired, "answer has", "answers have"), plural(d.Unpaired, "it", "them"))
 	}
-	if d.Examples > 0 {
+	if m == MethodKTO {
+		msg = "Nothing to learn from yet: give answers a thumbs up or down"
+	}
+	if d.Rated > 0 && m != MethodKTO {
+		msg += fmt.Sprintf(", or switch to \"Learn from thumbs up and down\" (%d %s ready)", d.Rated, plural(d.Rated, "rated answer", "rated answers"))
+	} else if d.Examples > 0 {
 		msg += fmt.Sprintf(", or switch to \"Learn from examples\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
 	}
 	return msg + "."
