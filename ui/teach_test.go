@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	if v.fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
 		t.Fatalf("suggested steps %q", v.fields["steps"].Text)
 	}
-	if v.fields["lr"].Text != "5e-05" {
+	if v.fields["lr"].Text != fmt.Sprint(presetFor(MethodSFT).LR) {
 		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.fields["lr"].Text)
 	}
 	// No source at all, and bad numbers, are named.
