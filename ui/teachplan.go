@@ -17,8 +17,8 @@ import (
 // over its A matrices; 1 is plain LoRA. The width study (README; make
 // bench, BenchmarkWidthStudy) found LoRA+ at ratios 4 and 16, each at its
 // best rate, never reaching the target validation loss in fewer steps
-// than plain LoRA at widths 64 and 256 (SFT 24 vs 30/30 and 18 vs 18/21
-// steps, DPO equal), so the preset is plain LoRA.
+// than plain LoRA at widths 64, 256 and 1536 (SFT 24 vs 30/30, 18 vs
+// 18/21 and 21 vs 24/30 steps, DPO equal), so the preset is plain LoRA.
 const DefaultLoRAPlusRatio = 1
 
 // methodPreset is one method in plain language, with its defaults.

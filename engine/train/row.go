@@ -1,6 +1,7 @@
 // Package train fine-tunes LoRA adapters of a Gemma-4 model: datasets
 // (JSONL folders, rendered with the model's own chat template), batches,
-// the step (SFT, DPO, ORPO losses; AdamW with LoRA+), and runs with
+// the step (each loss an Objective: SFT, DPO, ORPO, SimPO, CPO, KTO;
+// AdamW with LoRA+), and runs with
 // validation, checkpoints and metrics.
 package train
 
