@@ -80,7 +80,7 @@ func teachEvent(ev engine.TrainEvent, m train.Method) teach.Event {
 		out.Kind = teach.EvStarted
 	case train.EventStep:
 		out.Kind, out.Loss, out.Tokens, out.TokensPerSec, out.ETA = teach.EvStep, ev.Metrics.Loss, ev.Metrics.Tokens, ev.TokensPerSec, ev.ETA
-		_, out.Margin = ev.Metrics.Chart() // the method's own: DPO's reward margin, ORPO's log-odds ratio, …
+		out.MarginLabel, out.Margin = ev.Metrics.Chart() // the method's own: DPO's reward margin, ORPO's log-odds ratio, …
 	case train.EventValidation:
 		out.Kind, out.ValLoss = teach.EvValidation, ev.ValLoss
 	case train.EventCheckpoint:

@@ -400,6 +400,9 @@ type TrainPoint struct {
 	Loss    float64
 	ValLoss float64
 	Margin  float64 // DPO/ORPO reward margin
+	// MarginLabel names what Margin is, as the method declares it ("reward
+	// margin", "log-odds ratio", …; "" for stored points).
+	MarginLabel string
 }
 
 // TrainUpdate is what a watcher gets as a run goes: its state and the

@@ -29,6 +29,7 @@ type runPanel struct {
 	head                               *fyne.Container
 
 	loss, margin *lineChart
+	marginLabel  string // the method's own name for the margin chart, once a step said it
 	run          TrainRun
 	shown        bool
 
@@ -176,6 +177,9 @@ func (p *runPanel) addPoints(pts []TrainPoint) {
 		p.loss.Add(0, x, pt.Loss)
 		p.loss.Add(1, x, pt.ValLoss)
 		p.margin.Add(0, x, pt.Margin)
+		if pt.MarginLabel != "" {
+			p.marginLabel = pt.MarginLabel
+		}
 	}
 	p.render()
 }
@@ -220,9 +224,12 @@ func (p *runPanel) render() {
 	show(p.try, r.State == RunDone && r.AdapterID != "" && p.onTry != nil)
 	p.head.Refresh() // lay the buttons out again: which are shown changed
 	p.loss.XMax, p.margin.XMax = float64(r.Steps), float64(r.Steps)
-	if r.Plan.Method == MethodORPO {
+	switch {
+	case p.marginLabel != "":
+		p.margin.Title = capitalize(p.marginLabel)
+	case r.Plan.Method == MethodORPO:
 		p.margin.Title = "Log-odds margin"
-	} else {
+	default:
 		p.margin.Title = "Reward margin"
 	}
 	if r.Plan.Method == MethodSFT {
