@@ -155,3 +155,22 @@ func FuzzReadConfig(f *testing.F) {
 		readConfig(path, fs, tf.mlx, tf)
 	})
 }
+
+// --resume-adapter-file takes mlx-lm's file path (its folder's config
+// applies) and --train-mode mlx-lm-lora's method names.
+func TestResumeAdapterFileAndTrainMode(t *testing.T) {
+	data := mlxData(t, false)
+	first := filepath.Join(t.TempDir(), "first")
+	mlxRun(t, false, "--model", tinyModel, "--data", data, "--iters", "2", "--lora-rank", "4", "--adapter-path", first)
+	second := filepath.Join(t.TempDir(), "second")
+	out := mlxRun(t, false, "--model", tinyModel, "--data", data, "--iters", "2", "--train-mode", "sft",
+		"--resume-adapter-file", filepath.Join(first, "adapters.safetensors"), "--adapter-path", second)
+	raw, _ := os.ReadFile(filepath.Join(second, "adapter_config.json"))
+	if !strings.Contains(out, "training sft") || !strings.Contains(string(raw), `"rank": 4`) {
+		t.Errorf("the resumed run should keep the file's rank 4 (the default is 8): %s\n%s", raw, out)
+	}
+	out = mlxRun(t, true, "--model", tinyModel, "--data", data, "--method", "dpo", "--train-mode", "sft")
+	if !strings.Contains(out, "disagree") {
+		t.Errorf("--method and --train-mode disagreeing: %s", out)
+	}
+}
