@@ -23,6 +23,8 @@ type trainLine struct {
 	TokensPerS *float64 `json:"tokens_per_s"`
 	ETA        float64  `json:"eta_s"`
 	ValLoss    *float64 `json:"val_loss"`
+	TestLoss   *float64 `json:"test_loss"`
+	TestPPL    *float64 `json:"test_ppl"`
 	ElapsedMS  float64  `json:"elapsed_ms"`
 	Path       string   `json:"path"`
 	Text       string   `json:"text"`
@@ -41,10 +43,16 @@ type trainLine struct {
 	Cancelled      bool     `json:"cancelled"`
 	BestCheckpoint string   `json:"best_checkpoint"`
 	BestValLoss    *float64 `json:"best_val_loss"`
-	// DPO, ORPO
-	Margin       *float64 `json:"margin"`
-	Accuracy     *float64 `json:"accuracy"`
-	LogOddsRatio *float64 `json:"log_odds_ratio"`
+	// every key, for the method's own metrics (train.Objective.Metrics)
+	values map[string]any
+}
+
+func parseTrainLine(b []byte) (trainLine, error) {
+	var l trainLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return l, err
+	}
+	return l, json.Unmarshal(b, &l.values)
 }
 
 // trainPrinter shows a run: a progress bar on a terminal, a line every
@@ -53,7 +61,9 @@ type trainPrinter struct {
 	stdout, stderr io.Writer
 	json, tty      bool
 	iters          int
-	open           bool // a bar line is drawn and not yet ended
+	every          int            // a step line every N steps without a terminal (0: 10)
+	metrics        []train.Metric // the run's method's, from its started line
+	open           bool           // a bar line is drawn and not yet ended
 }
 
 func newTrainPrinter(stdout, stderr io.Writer, jsonOut bool) *trainPrinter {
@@ -75,8 +85,7 @@ func (p *trainPrinter) event(ev train.Event, m train.Method) {
 		fmt.Fprintf(p.stdout, "%s\n", ev.JSON(m, true)) // the metrics stream's lines, learning rate and speed included
 		return
 	}
-	var l trainLine
-	json.Unmarshal(ev.JSON(m, true), &l)
+	l, _ := parseTrainLine(ev.JSON(m, true))
 	p.line(l)
 }
 
@@ -108,7 +117,10 @@ func (p *trainPrinter) say(format string, args ...any) {
 func (p *trainPrinter) line(l trainLine) {
 	switch l.Type {
 	case "started":
-		p.iters = l.Iters
+		p.iters, p.metrics = l.Iters, nil
+		if obj, err := train.ObjectiveOf(train.Method(l.Method)); err == nil {
+			p.metrics = obj.Metrics()
+		}
 		p.say("training %s: %d steps of %d rows from %d rows (%d for validation), %d adapter parameters, into %s",
 			l.Method, l.Iters, l.BatchSize, l.TrainRows, l.ValidRows, l.Parameters, l.AdapterPath)
 	case "step":
@@ -117,6 +129,8 @@ func (p *trainPrinter) line(l trainLine) {
 		p.say("step %d: validation loss %s (%.1f s)", l.Step, f4(l.ValLoss), l.ElapsedMS/1000)
 	case "checkpoint":
 		p.say("step %d: checkpoint %s", l.Step, l.Path)
+	case "test":
+		p.say("Test loss %s, Test ppl %s.", f4(l.TestLoss), f4(l.TestPPL))
 	case "notice":
 		p.say("note: %s", l.Text)
 	case "paused":
@@ -144,10 +158,10 @@ func (p *trainPrinter) line(l trainLine) {
 
 func (p *trainPrinter) step(l trainLine) {
 	extra := ""
-	if l.Margin != nil {
-		extra = fmt.Sprintf(" · margin %s · accuracy %s", f4(l.Margin), f4(l.Accuracy))
-	} else if l.LogOddsRatio != nil {
-		extra = " · log-odds ratio " + f4(l.LogOddsRatio)
+	for _, m := range p.metrics {
+		if v, ok := l.values[m.Key].(float64); ok && (m.Chart || !p.tty) {
+			extra += fmt.Sprintf(" · %s %.4f", m.Label, v)
+		}
 	}
 	rate := ""
 	if l.TokensPerS != nil {
@@ -165,7 +179,11 @@ func (p *trainPrinter) step(l trainLine) {
 		p.open = true
 		return
 	}
-	if l.Step == 1 || l.Step%10 == 0 || l.Step == p.iters {
+	every := p.every
+	if every < 1 {
+		every = 10
+	}
+	if l.Step == 1 || l.Step%every == 0 || l.Step == p.iters {
 		p.say("step %d/%d: loss %s · grad norm %s · %d tokens%s%s · ETA %s", l.Step, p.iters, f4(l.Loss), f4(l.GradNorm), l.Tokens, extra, rate, eta)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -134,8 +133,8 @@ func (w *streamFollower) show(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	var l trainLine
-	if len(line) > maxStreamLine || json.Unmarshal(line, &l) != nil || l.Type == "" {
+	l, err := parseTrainLine(line)
+	if len(line) > maxStreamLine || err != nil || l.Type == "" {
 		if w.p.json {
 			fmt.Fprintf(w.p.stderr, "perch train watch: line %d of the stream is not an event; skipped\n", w.n)
 		} else {

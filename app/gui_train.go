@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 
 	"perch/app/chat"
 	"perch/app/teach"
@@ -81,14 +80,7 @@ func teachEvent(ev engine.TrainEvent, m train.Method) teach.Event {
 		out.Kind = teach.EvStarted
 	case train.EventStep:
 		out.Kind, out.Loss, out.Tokens, out.TokensPerSec, out.ETA = teach.EvStep, ev.Metrics.Loss, ev.Metrics.Tokens, ev.TokensPerSec, ev.ETA
-		switch m {
-		case train.DPO:
-			out.Margin = ev.Metrics.Margin
-		case train.ORPO:
-			out.Margin = ev.Metrics.LogOddsRatio
-		default:
-			out.Margin = math.NaN()
-		}
+		out.MarginLabel, out.Margin = ev.Metrics.Chart() // the method's own: DPO's reward margin, ORPO's log-odds ratio, …
 	case train.EventValidation:
 		out.Kind, out.ValLoss = teach.EvValidation, ev.ValLoss
 	case train.EventCheckpoint:

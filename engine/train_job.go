@@ -42,6 +42,21 @@ type TrainRequest struct {
 	// AdapterDir receives the adapter, checkpoints/, metrics.json and
 	// metrics.jsonl.
 	AdapterDir string
+	// WholeSequence makes chat rows of SFT learn every token, not only the
+	// answer (mlx-lm without --mask-prompt).
+	WholeSequence bool
+	// Test reads Data's test.jsonl and, once the run ends, reports its
+	// loss over TestBatches batches (-1: all) before the done event.
+	Test        bool
+	TestBatches int
+	// TestOnly evaluates the adapter in Resume (none: the base model) on
+	// the test rows and trains nothing (mlx-lm's --test without --train).
+	TestOnly bool
+	// Epochs, when above 0, sets Iters to that many passes over the
+	// training rows (mlx-lm-lora's --epochs).
+	Epochs int
+
+	testRows []train.Row
 }
 
 // TrainEvent is one report of a run: started, notices, step, validation,
@@ -160,7 +175,8 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		if err != nil {
 			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
 		}
-		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc}
+		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc,
+			Whole: req.WholeSequence, Test: req.Test}
 		ds, err := train.LoadFolder(ctx, req.Data, enc)
 		if err != nil {
 			return plan, nil, nil, err
@@ -174,6 +190,19 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		if ds.Valid != nil {
 			plan.Valid = ds.Valid.Rows
 		}
+		if ds.Test != nil {
+			req.testRows = ds.Test.Rows
+		}
+	}
+	if req.Test && len(req.testRows) == 0 {
+		return plan, nil, nil, errors.New("--test needs a test.jsonl in the data folder")
+	}
+	if req.Epochs > 0 && req.BatchSize > 0 {
+		plan.Iters = (req.Epochs*len(plan.Train) + req.BatchSize - 1) / req.BatchSize
+		req.Iters = plan.Iters
+	}
+	if req.TestOnly {
+		plan.Iters = max(plan.Iters, 1) // nothing trains; the rest of the plan still holds
 	}
 	if err := plan.Check(); err != nil {
 		return plan, nil, nil, err
@@ -233,6 +262,10 @@ func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainReque
 		return
 	}
 	defer tr.Close()
+	if req.TestOnly {
+		withTest(ctx, run.send, tr, req, plan.BatchSize)(TrainEvent{Kind: train.EventDone, Result: &train.Result{Adapter: req.Resume}})
+		return
+	}
 	if plan.Resume != nil {
 		if err := tr.Restore(plan.Resume.Moments); err != nil {
 			run.send(TrainEvent{Kind: train.EventError, Err: err})
@@ -240,7 +273,30 @@ func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainReque
 		}
 	}
 	plan.Params = ad.Params()
-	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: run.send, Yield: func() { e.serveWaiting(ctx, run) }})
+	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: withTest(ctx, run.send, tr, req, plan.BatchSize), Yield: func() { e.serveWaiting(ctx, run) }})
+}
+
+// withTest is emit that, with req.Test, evaluates the test rows at the
+// final adapter when the run finishes and reports it before the done event.
+func withTest(ctx context.Context, emit func(TrainEvent), tr *train.Trainer, req *TrainRequest, batch int) func(TrainEvent) {
+	if !req.Test {
+		return emit
+	}
+	return func(ev TrainEvent) {
+		if ev.Kind == train.EventDone && ev.Result != nil && !ev.Result.Cancelled {
+			n := req.TestBatches
+			if n == 0 {
+				n = -1
+			}
+			loss, tokens, err := train.TestLoss(ctx, tr, req.testRows, batch, n)
+			if err != nil {
+				emit(TrainEvent{Kind: train.EventError, Err: err})
+				return
+			}
+			emit(TrainEvent{Kind: train.EventTest, Step: ev.Result.Steps, ValLoss: loss, ValTokens: tokens})
+		}
+		emit(ev)
+	}
 }
 
 // serveWaiting runs the requests waiting in the queue (at a step boundary

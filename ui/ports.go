@@ -288,6 +288,7 @@ const (
 	MethodSFT  TrainMethod = "sft"  // learn from examples
 	MethodDPO  TrainMethod = "dpo"  // learn from likes and dislikes
 	MethodORPO TrainMethod = "orpo" // likes and dislikes, and the liked answers as examples
+	MethodKTO  TrainMethod = "kto"  // thumbs up and down, each answer on its own (no pairs needed)
 )
 
 // TeachSource is what a run learns from: the user's feedback, a folder of
@@ -302,6 +303,7 @@ type DataSummary struct {
 	Examples int // SFT rows: liked answers, corrections, folder rows
 	Pairs    int // preference pairs (chosen, rejected)
 	Unpaired int // disliked answers with no better version yet
+	Rated    int // answers with a thumbs up or down (or a correction): KTO's rows
 	Media    int // rows that carry a photo, sound or video
 	Preview  []DataPreview
 	Notes    []string // what the user should know ("valid.jsonl is missing: …")
@@ -309,8 +311,11 @@ type DataSummary struct {
 
 // Usable is how many rows method m can train on.
 func (d DataSummary) Usable(m TrainMethod) int {
-	if m == MethodSFT {
+	switch m {
+	case MethodSFT:
 		return d.Examples
+	case MethodKTO:
+		return d.Rated
 	}
 	return d.Pairs
 }
@@ -398,6 +403,9 @@ type TrainPoint struct {
 	Loss    float64
 	ValLoss float64
 	Margin  float64 // DPO/ORPO reward margin
+	// MarginLabel names what Margin is, as the method declares it ("reward
+	// margin", "log-odds ratio", …; "" for stored points).
+	MarginLabel string
 }
 
 // TrainUpdate is what a watcher gets as a run goes: its state and the

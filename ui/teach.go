@@ -100,7 +100,7 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 		widget.NewFormItem("DPO beta", entry("beta", fmt.Sprint(d.Beta))),
 		widget.NewFormItem("ORPO lambda", entry("lambda", fmt.Sprint(d.Lambda))),
 	)
-	ratioNote := widget.NewLabel(fmt.Sprintf("LoRA+ is on: each adapter's B matrices learn %d× faster than its A matrices (the LoRA+ paper's recommended 2^4; 1 turns it off). The learning rate is A's.", DefaultLoRAPlusRatio))
+	ratioNote := widget.NewLabel(fmt.Sprintf("LoRA+ ratio %g: each adapter's B matrices learn this many times faster than its A matrices (1 is plain LoRA, which Perch's width study found as fast as LoRA+ at its best rate). The learning rate is A's.", float64(DefaultLoRAPlusRatio)))
 	ratioNote.Wrapping = fyne.TextWrapWord
 	ratioNote.Importance = widget.LowImportance
 	v.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(ratioNote, adv)))

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	if v.fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
 		t.Fatalf("suggested steps %q", v.fields["steps"].Text)
 	}
-	if v.fields["lr"].Text != "5e-05" {
+	if v.fields["lr"].Text != fmt.Sprint(presetFor(MethodSFT).LR) {
 		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.fields["lr"].Text)
 	}
 	// No source at all, and bad numbers, are named.
@@ -224,6 +225,9 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	for step := 1; step <= 30; step++ {
 		run.Step, run.TokensPerSec, run.ETA = step, 812, time.Duration(50-step)*10*time.Second
 		pt := TrainPoint{Step: step, Loss: 0.69 - 0.01*float64(step), ValLoss: math.NaN(), Margin: 0.02 * float64(step)}
+		if step == 30 { // the method names its chart's metric (train.Objective.Metrics)
+			pt.MarginLabel = "reward (signed by label)"
+		}
 		if step%10 == 0 {
 			pt.ValLoss = 0.7 - 0.01*float64(step)
 		}
@@ -232,6 +236,9 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	h.loop.until(t, "30 points on the chart", func() bool { return v.run.loss.Len(0) == 30 })
 	if v.run.loss.Len(1) != 3 || v.run.margin.Len(0) != 30 || !v.run.margin.Visible() {
 		t.Fatalf("validation %d points, margin %d", v.run.loss.Len(1), v.run.margin.Len(0))
+	}
+	if v.run.margin.Title != "Reward (signed by label)" {
+		t.Fatalf("margin chart titled %q, not by the method's label", v.run.margin.Title)
 	}
 	if got := v.run.state.Text; got != "Training · step 30 of 50 · 812 tokens/s · about 3 min left" {
 		t.Fatalf("state line %q", got)

@@ -14,10 +14,12 @@ import (
 // teacher for an estimate.
 
 // DefaultLoRAPlusRatio is the learning rate of each adapter's B matrices
-// over its A matrices. 16 (2^4) is what the LoRA+ authors (Hayou, Ghosh,
-// Yu, 2024) found to work across their language-model runs and recommend
-// as the starting point; 1 is plain LoRA.
-const DefaultLoRAPlusRatio = 16
+// over its A matrices; 1 is plain LoRA. The width study (README; make
+// bench, BenchmarkWidthStudy) found LoRA+ at ratios 4 and 16, each at its
+// best rate, never reaching the target validation loss in fewer steps
+// than plain LoRA at widths 64, 256 and 1536 (SFT 24 vs 30/30, 18 vs
+// 18/21 and 21 vs 24/30 steps, DPO equal), so the preset is plain LoRA.
+const DefaultLoRAPlusRatio = 1
 
 // methodPreset is one method in plain language, with its defaults.
 type methodPreset struct {
@@ -28,16 +30,20 @@ type methodPreset struct {
 	LR     float64 // of the A matrices; B learns at LR × ratio
 }
 
-// methodPresets are the choices the Teach page offers, in order. With
-// LoRA+ the A matrices learn at about half the usual LoRA rate (the LoRA+
-// authors' advice); preference methods take smaller steps than SFT.
+// methodPresets are the choices the Teach page offers, in order. The
+// rate is the width study's best plain-LoRA rate at E2B's width (1536):
+// 3e-4 (1e-3 diverged there; 1e-3 was best at widths 64 and 256). Its DPO
+// runs (widths 64, 256) had the same best rate as SFT, so every method
+// starts there.
 var methodPresets = []methodPreset{
 	{MethodDPO, "My likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
-		"Each answer you disliked and a better version of it (one you liked, corrected or regenerated) make a pair; Perch learns to prefer the better one.", 1e-5},
+		"Each answer you disliked and a better version of it (one you liked, corrected or regenerated) make a pair; Perch learns to prefer the better one.", 3e-4},
 	{MethodSFT, "Examples (SFT)", "learns from examples (SFT)",
-		"Perch learns to answer like the answers you liked or corrected, or like the examples in your files.", 5e-5},
+		"Perch learns to answer like the answers you liked or corrected, or like the examples in your files.", 3e-4},
 	{MethodORPO, "Both together (ORPO)", "learns from likes, dislikes and examples (ORPO)",
-		"Learns from the same pairs as DPO and from the better answers as examples, in one pass.", 5e-5},
+		"Learns from the same pairs as DPO and from the better answers as examples, in one pass.", 3e-4},
+	{MethodKTO, "Thumbs up and down (KTO)", "learns from thumbs up and down (KTO)",
+		"Every answer you liked or disliked counts on its own: no correction or better version is needed.", 3e-4},
 }
 
 func presetFor(m TrainMethod) methodPreset {
@@ -120,7 +126,7 @@ func parsePlan(base string, src TeachSource, m TrainMethod, f planFields) (Train
 	num(strings.TrimSuffix(strings.TrimSpace(f.ValShare), "%"), "validation share", 0, 50, &share)
 	p.ValShare = share / 100
 	p.Beta, p.Lambda = 0.1, 0.1
-	if m == MethodDPO {
+	if m == MethodDPO || m == MethodKTO {
 		num(f.Beta, "DPO beta", 0.001, 10, &p.Beta)
 	}
 	if m == MethodORPO {
@@ -155,7 +161,12 @@ func nothingToLearn(d DataSummary, m TrainMethod, src TeachSource) string {
 		msg = fmt.Sprintf("Nothing to learn from yet: %d disliked %s no better version. Correct %s with the pencil, or regenerate and like the new one",
 			d.Unpaired, plural(d.Unpaired, "answer has", "answers have"), plural(d.Unpaired, "it", "them"))
 	}
-	if d.Examples > 0 {
+	if m == MethodKTO {
+		msg = "Nothing to learn from yet: give answers a thumbs up or down"
+	}
+	if d.Rated > 0 && m != MethodKTO {
+		msg += fmt.Sprintf(", or switch to \"Thumbs up and down (KTO)\" (%d %s ready)", d.Rated, plural(d.Rated, "rated answer", "rated answers"))
+	} else if d.Examples > 0 {
 		msg += fmt.Sprintf(", or switch to \"Examples (SFT)\" (%d %s ready)", d.Examples, plural(d.Examples, "example", "examples"))
 	}
 	return msg + "."

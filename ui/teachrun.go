@@ -30,6 +30,7 @@ type runPanel struct {
 
 	loss, margin *lineChart
 	explain      *widget.Label // what the charts mean
+	marginLabel  string        // the method's own name for the margin chart, once a step said it
 	run          TrainRun
 	shown        bool
 
@@ -183,6 +184,9 @@ func (p *runPanel) addPoints(pts []TrainPoint) {
 		p.loss.Add(0, x, pt.Loss)
 		p.loss.Add(1, x, pt.ValLoss)
 		p.margin.Add(0, x, pt.Margin)
+		if pt.MarginLabel != "" {
+			p.marginLabel = pt.MarginLabel
+		}
 	}
 	p.render()
 }
@@ -227,15 +231,22 @@ func (p *runPanel) render() {
 	show(p.try, r.State == RunDone && r.AdapterID != "" && p.onTry != nil)
 	p.head.Refresh() // lay the buttons out again: which are shown changed
 	p.loss.XMax, p.margin.XMax = float64(r.Steps), float64(r.Steps)
-	if r.Plan.Method == MethodORPO {
+	switch {
+	case p.marginLabel != "":
+		p.margin.Title = capitalize(p.marginLabel)
+	case r.Plan.Method == MethodORPO:
 		p.margin.Title = "Log-odds margin"
-	} else {
+	default:
 		p.margin.Title = "Reward margin"
 	}
-	if r.Plan.Method == MethodSFT {
+	switch r.Plan.Method {
+	case MethodSFT:
 		p.margin.Hide()
 		p.explain.SetText("Loss falls as the adapter learns to answer like your examples; the validation loss, on rows held back, says whether it learned more than the rows by heart.")
-	} else {
+	case MethodKTO:
+		p.margin.Show()
+		p.explain.SetText("Loss falls as the adapter learns. The margin rises as answers you liked grow more likely than those you disliked, measured against where the model started.")
+	default:
 		p.margin.Show()
 		p.explain.SetText("Loss falls as the adapter learns. The margin (chosen − rejected) rises as it comes to prefer the better answer of each pair over the worse one; above zero, it prefers the better.")
 	}

@@ -149,11 +149,21 @@ func (w *datasetWriter) messages(turns []Turn) ([]jsonMessage, error) {
 	return out, nil
 }
 
+// ratedLine is a KTO row: {"prompt", "completion", "label"}.
+type ratedLine struct {
+	Prompt     []jsonMessage `json:"prompt"`
+	Completion string        `json:"completion"`
+	Label      bool          `json:"label"`
+}
+
 // line is one row as JSON for method m.
 func (w *datasetWriter) line(r Row, pairs bool) ([]byte, error) {
 	msgs, err := w.messages(r.Prompt)
 	if err != nil {
 		return nil, err
+	}
+	if pairs && r.Rejected == "" { // a rated row (KTO): TRL's unpaired line
+		return json.Marshal(ratedLine{Prompt: msgs, Completion: r.Chosen, Label: !r.Disliked})
 	}
 	if pairs {
 		return json.Marshal(pairLine{Prompt: msgs, Chosen: r.Chosen, Rejected: r.Rejected})

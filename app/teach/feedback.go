@@ -31,6 +31,9 @@ type Row struct {
 	Chosen   string
 	Rejected string // "" for an example
 	Origin   string // what made it: "your correction", "thumbs up", …
+	// Rated rows (KTO) have no Rejected: Chosen is an answer the user
+	// liked (Disliked false) or disliked.
+	Disliked bool
 	Key      string // stable identity (conversation, turn, versions) for the split
 	files    int    // media parts of a folder's row (its files are not attachments)
 }
@@ -49,6 +52,7 @@ type Rows struct {
 	Examples []Row // one per taught answer: its best version
 	Pairs    []Row // the best version against each worse one
 	Unpaired int   // answers disliked with no better version
+	Rated    []Row // every judged version on its own, liked or disliked (KTO)
 }
 
 // fromFeedback reads every taught answer in the history. system, when
@@ -86,6 +90,10 @@ func fromFeedback(store *history.Store, system string) (Rows, error) {
 		}
 		best, worse := judge(versions, rate)
 		key := fmt.Sprintf("%s:%d", t.ConversationID, t.Seq)
+		for _, w := range worse {
+			out.Rated = append(out.Rated, Row{Prompt: prompt, Chosen: w.Text, Disliked: true, Origin: "thumbs down",
+				Key: fmt.Sprintf("%s:%d-", key, w.Version)})
+		}
 		switch {
 		case best == nil && len(worse) > 0:
 			out.Unpaired++
@@ -95,6 +103,7 @@ func fromFeedback(store *history.Store, system string) (Rows, error) {
 				origin = "your correction"
 			}
 			out.Examples = append(out.Examples, Row{Prompt: prompt, Chosen: best.Text, Origin: origin, Key: key})
+			out.Rated = append(out.Rated, Row{Prompt: prompt, Chosen: best.Text, Origin: origin, Key: fmt.Sprintf("%s:%d+", key, best.Version)})
 			for _, w := range worse {
 				out.Pairs = append(out.Pairs, Row{Prompt: prompt, Chosen: best.Text, Rejected: w.Text, Origin: origin,
 					Key: fmt.Sprintf("%s:%d>%d", key, best.Version, w.Version)})

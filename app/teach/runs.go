@@ -200,7 +200,7 @@ func (s *Service) follow(a *active, tr Training) {
 			a.rec.State, a.rec.Step, a.rec.TokensPerSec, a.eta, a.yielding = history.RunTraining, step, ev.TokensPerSec, ev.ETA, false
 			m := history.Metric{Step: step, Loss: ev.Loss, ValLoss: math.NaN(), Margin: ev.Margin, Tokens: ev.Tokens}
 			pending = append(pending, m)
-			pts = append(pts, ui.TrainPoint{Step: step, Loss: m.Loss, ValLoss: m.ValLoss, Margin: m.Margin})
+			pts = append(pts, ui.TrainPoint{Step: step, Loss: m.Loss, ValLoss: m.ValLoss, Margin: m.Margin, MarginLabel: ev.MarginLabel})
 		case EvValidation:
 			a.vals[step] = ev.ValLoss
 			if math.IsNaN(a.rec.BestVal) || ev.ValLoss < a.rec.BestVal {

@@ -99,7 +99,11 @@ func (s *Service) gather(src ui.TeachSource, m ui.TrainMethod, share float64) (*
 		}
 		d.rows = rows
 		use := rows.Examples
-		if m != ui.MethodSFT {
+		switch m {
+		case ui.MethodKTO:
+			use = rows.Rated
+		case ui.MethodSFT:
+		default:
 			use = rows.Pairs
 		}
 		d.train, d.valid = split(use, share)
@@ -111,6 +115,9 @@ func (s *Service) gather(src ui.TeachSource, m ui.TrainMethod, share float64) (*
 		}
 		d.folder = fd
 		pick := func(fs folderSplit) ([][]byte, int) {
+			if m == ui.MethodKTO { // a folder's rows are examples or pairs, not rated answers
+				return nil, len(fs.Examples) + len(fs.Pairs)
+			}
 			if m == ui.MethodSFT {
 				return fs.Examples, len(fs.Pairs)
 			}
@@ -165,7 +172,7 @@ func (s *Service) Summarize(src ui.TeachSource, share float64) (ui.DataSummary, 
 			sum.Examples = n
 			continue
 		}
-		sum.Pairs, sum.Unpaired = n, d.rows.Unpaired
+		sum.Pairs, sum.Unpaired, sum.Rated = n, d.rows.Unpaired, len(d.rows.Rated)
 		for _, r := range d.rows.Examples { // one per taught answer
 			if r.Media() > 0 {
 				sum.Media++

@@ -51,6 +51,7 @@ type Event struct {
 	Loss         float64
 	ValLoss      float64
 	Margin       float64 // DPO reward margin, ORPO log-odds ratio
+	MarginLabel  string  // what Margin is, as the method declares it
 	Tokens       int
 	TokensPerSec float64
 	ETA          time.Duration

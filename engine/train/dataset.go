@@ -66,7 +66,7 @@ func (n Notes) String() string {
 }
 
 // LoadFolder reads dir/train.jsonl (required) and dir/valid.jsonl,
-// dir/test.jsonl (optional), one line at a time. The first malformed line
+// dir/test.jsonl (optional; only with enc.Test), one line at a time. The first malformed line
 // stops the load with a *LineError naming its file and line.
 func LoadFolder(ctx context.Context, dir string, enc *Encoder) (*Dataset, error) {
 	st, err := os.Stat(dir)
@@ -87,6 +87,9 @@ func LoadFolder(ctx context.Context, dir string, enc *Encoder) (*Dataset, error)
 		out      **Split
 		required bool
 	}{{"train.jsonl", &ds.Train, true}, {"valid.jsonl", &ds.Valid, false}, {"test.jsonl", &ds.Test, false}} {
+		if s.out == &ds.Test && !enc.Test {
+			continue // read only for perch train --test
+		}
 		f, err := regfile.Open(filepath.Join(dir, s.name))
 		if errors.Is(err, fs.ErrNotExist) && !s.required {
 			continue

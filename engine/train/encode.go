@@ -24,7 +24,7 @@ const DefaultMaxLen = 2048
 // last answer rendered with the generation prompt, exactly as a chat
 // request is; the target is what the template writes for the answer turn
 // after the turn header the two share (the answer and its end-of-turn).
-// Only the target counts in the loss (mlx-lm's --mask-prompt).
+// Only the target counts in the loss (mlx-lm's --mask-prompt) unless Whole.
 type Encoder struct {
 	Template *chattemplate.Template
 	Tok      *tokenizer.Tokenizer
@@ -36,6 +36,12 @@ type Encoder struct {
 	// to Dir.
 	Processor *gemma4.Processor
 	Dir       string
+	// Whole makes chat rows of SFT learn every token after <bos> (mlx-lm
+	// without --mask-prompt); by default only the answer is learnt.
+	Whole bool
+	// Test reads a folder's test.jsonl too (perch train --test); without
+	// it the file is not opened.
+	Test bool
 }
 
 // record is a dataset line; which keys are present decides its format.
@@ -53,6 +59,7 @@ type record struct {
 	PromptIDs      json.RawMessage   `json:"prompt_ids"`
 	ChosenIDs      json.RawMessage   `json:"chosen_ids"`
 	RejectedIDs    json.RawMessage   `json:"rejected_ids"`
+	Label          json.RawMessage   `json:"label"`
 	EnableThinking *bool             `json:"enable_thinking"`
 }
 
@@ -66,8 +73,13 @@ func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string
 	if err := strictUnmarshal(line, &rec); err != nil {
 		return row, "", false, fmt.Errorf("not a JSON object: %v", err)
 	}
-	sft := !e.Method.Preference()
+	kind := e.Method.Rows()
+	sft := kind == RowsSFT
 	switch {
+	case kind == RowsUnpaired:
+		row, err = e.unpaired(ctx, &rec)
+	case has(rec.Label):
+		return row, "", false, fmt.Errorf("a {\"prompt\", \"completion\", \"label\"} row trains kto, not %s", e.Method)
 	case has(rec.InputIDs):
 		if !sft {
 			return row, "", false, fmt.Errorf("an {\"input_ids\"} row trains sft; %s needs {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
@@ -75,16 +87,20 @@ func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string
 		row, err = e.pretokenized(&rec)
 	case has(rec.PromptIDs) || has(rec.ChosenIDs) || has(rec.RejectedIDs):
 		if sft {
-			return row, "", false, errors.New("a {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"} row trains dpo or orpo, not sft")
+			return row, "", false, errors.New("a {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"} row trains a preference method (dpo, orpo, …), not sft")
 		}
 		row, err = e.pretokenizedPair(&rec)
 	case has(rec.Chosen) || has(rec.Rejected):
 		if sft {
-			return row, "", false, errors.New("a preference row ({\"prompt\", \"chosen\", \"rejected\"}) trains dpo or orpo, not sft")
+			return row, "", false, errors.New("a preference row ({\"prompt\", \"chosen\", \"rejected\"}) trains a preference method (dpo, orpo, …), not sft")
 		}
-		row, err = e.pair(ctx, &rec)
+		if isMessagesObject(rec.Chosen) || isMessagesObject(rec.Rejected) {
+			row, err = e.conversationPair(ctx, &rec)
+		} else {
+			row, err = e.pair(ctx, &rec)
+		}
 	case !sft:
-		return row, "", false, fmt.Errorf("%s needs preference rows: {\"prompt\", \"chosen\", \"rejected\"} or {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
+		return row, "", false, fmt.Errorf("%s needs preference rows: {\"prompt\", \"chosen\", \"rejected\"}, {\"chosen\": {\"messages\"}, \"rejected\": {\"messages\"}} or {\"prompt_ids\", \"chosen_ids\", \"rejected_ids\"}", e.Method)
 	case has(rec.Messages):
 		row, err = e.messages(ctx, &rec)
 	case has(rec.Prompt) || has(rec.Completion):
@@ -130,7 +146,9 @@ func (e *Encoder) cut(r *Row) (string, bool) {
 		return fmt.Sprintf("the prompt alone is %d tokens, not under --max-seq-len %d: row skipped", P, limit), false
 	}
 	r.Chosen = r.Chosen[:min(len(r.Chosen), limit-P)]
-	r.Rejected = r.Rejected[:min(len(r.Rejected), limit-P)]
+	if r.Rejected != nil {
+		r.Rejected = r.Rejected[:min(len(r.Rejected), limit-P)]
+	}
 	return fmt.Sprintf("responses cut from %d to %d tokens with the prompt", n, limit), true
 }
 
@@ -183,6 +201,9 @@ func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, me
 		row.PromptLen = len(p)
 	}
 	row.IDs = append(p, target...)
+	if e.Whole {
+		row.PromptLen = 1
+	}
 	return row, nil
 }
 

@@ -18,6 +18,7 @@ const (
 	EventNotice                      // Text
 	EventDone                        // Result
 	EventError                       // Err
+	EventTest                        // ValLoss: the test set's loss, ValTokens (perch train --test; before EventDone)
 )
 
 // Started describes a run as it begins.
@@ -57,8 +58,8 @@ type Result struct {
 }
 
 // JSON is the event as one line of the metrics stream. Step lines carry
-// exactly type, step, loss, grad_norm and tokens (and the preference
-// numbers of DPO/ORPO); with perf they add tokens_per_s, peak_memory_bytes,
+// exactly type, step, loss, grad_norm and tokens (and the method's own
+// metrics under their keys: Objective.Metrics); with perf they add tokens_per_s, peak_memory_bytes,
 // elapsed_ms, eta_s and learning_rate.
 func (ev Event) JSON(method Method, perf bool) []byte {
 	var v map[string]any
@@ -74,11 +75,8 @@ func (ev Event) JSON(method Method, perf bool) []byte {
 	case EventStep:
 		m := ev.Metrics
 		v = map[string]any{"type": "step", "step": ev.Step, "loss": num(m.Loss), "grad_norm": num(m.GradNorm), "tokens": m.Tokens}
-		switch method {
-		case DPO:
-			v["chosen_reward"], v["rejected_reward"], v["margin"], v["accuracy"] = num(m.ChosenReward), num(m.RejectedReward), num(m.Margin), num(m.Accuracy)
-		case ORPO:
-			v["chosen_log_odds"], v["rejected_log_odds"], v["log_odds_ratio"], v["nll"] = num(m.ChosenLogOdds), num(m.RejectedLogOdds), num(m.LogOddsRatio), num(m.NLL)
+		for _, t := range m.Terms {
+			v[t.Key] = num(t.Value)
 		}
 		if perf {
 			v["tokens_per_s"], v["peak_memory_bytes"], v["elapsed_ms"] = num(ev.TokensPerSec), m.PeakMemory, m.Elapsed.Milliseconds()
@@ -86,6 +84,8 @@ func (ev Event) JSON(method Method, perf bool) []byte {
 		}
 	case EventValidation:
 		v = map[string]any{"type": "validation", "step": ev.Step, "val_loss": num(ev.ValLoss), "val_tokens": ev.ValTokens, "elapsed_ms": ev.Elapsed.Milliseconds()}
+	case EventTest:
+		v = map[string]any{"type": "test", "step": ev.Step, "test_loss": num(ev.ValLoss), "test_ppl": num(math.Exp(ev.ValLoss)), "test_tokens": ev.ValTokens}
 	case EventCheckpoint:
 		v = map[string]any{"type": "checkpoint", "step": ev.Step, "path": ev.Path}
 	case EventPaused:

@@ -79,7 +79,7 @@ func familySteps(t *testing.T, b tensor.Backend, raw []byte, families []string, 
 					}
 				}
 			}
-			worst := fdCheck(t, b, m, ad, rows, grads[false], tr.names)
+			worst := fdCheck(t, b, m, ad, Options{Method: SFT}, rows, grads[false], tr.names)
 			// A step at a moderate rate lowers the loss.
 			tr, err = NewTrainer(b, m, ad, Options{Method: SFT, LearningRate: 1e-3})
 			if err != nil {
@@ -125,10 +125,13 @@ func randomAdapter(t *testing.T, m *gemma4.Model, r int) *lora.Adapter {
 	return ad
 }
 
+// fdStep is fdCheck's step on a leaf entry.
+var fdStep = 1e-3
+
 // fdCheck compares the 6 largest gradient entries (away from router
-// ties) with central differences of the SFT loss and returns the worst
+// ties) with central differences of o's loss and returns the worst
 // |FD − AD|.
-func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, rows []Row, grads [][]float32, names []string) float64 {
+func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, o Options, rows []Row, grads [][]float32, names []string) float64 {
 	type entry struct {
 		leaf, j int
 		g       float64
@@ -141,7 +144,7 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 	}
 	sort.Slice(es, func(a, c int) bool { return math.Abs(es[a].g) > math.Abs(es[c].g) })
 	loss := func() float64 {
-		tr, err := NewTrainer(b, m, ad, Options{Method: SFT})
+		tr, err := NewTrainer(b, m, ad, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +155,7 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 		}
 		return mt.Loss
 	}
-	const h = 1e-3
+	h := fdStep
 	var worst float64
 	f0 := loss()
 	checked := 0
@@ -162,9 +165,9 @@ func fdCheck(t *testing.T, b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, 
 		}
 		v := ad.Leaves[names[e.leaf]].Data
 		x := v[e.j]
-		v[e.j] = x + h
+		v[e.j] = x + float32(h)
 		fp := loss()
-		v[e.j] = x - h
+		v[e.j] = x - float32(h)
 		fm := loss()
 		v[e.j] = x
 		// A router's top-k choice flipping within ±h (MoE) makes the loss

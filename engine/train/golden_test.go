@@ -196,8 +196,8 @@ func TestGoldenDPO(t *testing.T) {
 			t.Fatal(err)
 		}
 		near(t, "dpo loss", m.Loss, fx.scalar("dpo.loss"), 1e-4)
-		near(t, "chosen reward", m.ChosenReward, fx.scalar("dpo.chosen_reward"), 1e-4)
-		near(t, "rejected reward", m.RejectedReward, fx.scalar("dpo.rejected_reward"), 1e-4)
+		near(t, "chosen reward", m.Term("chosen_reward"), fx.scalar("dpo.chosen_reward"), 1e-4)
+		near(t, "rejected reward", m.Term("rejected_reward"), fx.scalar("dpo.rejected_reward"), 1e-4)
 		if m.Tokens != 11 {
 			t.Fatalf("%d response tokens, want 6 + 5", m.Tokens)
 		}
@@ -215,10 +215,10 @@ func TestGoldenORPO(t *testing.T) {
 			t.Fatal(err)
 		}
 		near(t, "orpo loss", m.Loss, fx.scalar("orpo.loss"), 1e-4)
-		near(t, "orpo nll", m.NLL, fx.scalar("orpo.nll"), 1e-4)
-		near(t, "chosen log-odds", m.ChosenLogOdds, fx.scalar("orpo.chosen_log_odds"), 1e-4)
-		near(t, "rejected log-odds", m.RejectedLogOdds, fx.scalar("orpo.rejected_log_odds"), 1e-4)
-		near(t, "log-odds ratio", m.LogOddsRatio, fx.scalar("orpo.log_odds_ratio"), 1e-4)
+		near(t, "orpo nll", m.Term("nll"), fx.scalar("orpo.nll"), 1e-4)
+		near(t, "chosen log-odds", m.Term("chosen_log_odds"), fx.scalar("orpo.chosen_log_odds"), 1e-4)
+		near(t, "rejected log-odds", m.Term("rejected_log_odds"), fx.scalar("orpo.rejected_log_odds"), 1e-4)
+		near(t, "log-odds ratio", m.Term("log_odds_ratio"), fx.scalar("orpo.log_odds_ratio"), 1e-4)
 		w := fx.checkGrads(tr, grads, "orpo.grad.")
 		t.Logf("orpo: loss |diff| %.2g; grads max |diff| = %.2g x max|grad|", math.Abs(m.Loss-fx.scalar("orpo.loss")), w)
 	})

@@ -16,10 +16,20 @@ type Options struct {
 	LoRAPlusRatio float64
 	WeightDecay   float64 // AdamW's, decoupled (MLX's AdamW; no bias correction)
 	GradClip      float64 // global L2 norm (MLX's clip_grad_norm); 0 = off
-	Beta          float64 // DPO beta (0: 0.1)
-	Lambda        float64 // ORPO lambda (0: 0.1)
-	Schedule      Schedule
-	Seed          uint64 // dropout masks
+	Beta          float64 // the method's "beta" unless Params has one (0: the method's default)
+	Lambda        float64 // the method's "lambda" unless Params has one (0: the method's default)
+	// Params are the method's settings by name (Objective.Params: SimPO's
+	// gamma, KTO's desirable_weight, …); absent ones take their defaults.
+	Params   map[string]float64
+	Schedule Schedule
+	Seed     uint64 // dropout masks
+	// GradAccumulation splits each Step's rows into this many micro-batches
+	// and averages their gradients (mlx-lm's --grad-accumulation-steps;
+	// 0 or 1: one batch).
+	GradAccumulation int
+	// heldBatch, in tests, replaces a BatchObjective's batch-level term:
+	// finite differences of a loss whose batch term passes no gradient.
+	heldBatch *float64
 	// NoRecompute keeps every layer's activations on the tape instead of
 	// recomputing one layer at a time in the backward pass.
 	NoRecompute bool
@@ -82,20 +92,30 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Method == "" {
 		o.Method = SFT
 	}
-	if _, err := ParseMethod(string(o.Method)); err != nil {
+	obj, err := ObjectiveOf(o.Method)
+	if err != nil {
 		return o, err
+	}
+	declared := map[string]bool{}
+	for _, p := range obj.Params() {
+		declared[p.Name] = true
+	}
+	for name, v := range o.Params {
+		if !declared[name] {
+			return o, fmt.Errorf("%s has no setting %q", o.Method, name)
+		}
+		if !finite(v) || v < 0 {
+			return o, fmt.Errorf("%s %s %v must be a finite number >= 0", o.Method, name, v)
+		}
+	}
+	if o.GradAccumulation < 0 {
+		return o, fmt.Errorf("gradient accumulation %d is negative", o.GradAccumulation)
 	}
 	if o.LoRAPlusRatio == 0 {
 		o.LoRAPlusRatio = 1
 	}
 	if !finite(o.LoRAPlusRatio) || o.LoRAPlusRatio < 1 {
 		return o, fmt.Errorf("LoRA+ ratio %v must be a finite number >= 1 (1 is plain LoRA)", o.LoRAPlusRatio)
-	}
-	if o.Beta == 0 {
-		o.Beta = 0.1
-	}
-	if o.Lambda == 0 {
-		o.Lambda = 0.1
 	}
 	for _, f := range []struct {
 		name string
@@ -114,13 +134,11 @@ type StepMetrics struct {
 	// the step starts from; GradNorm is 0 for Evaluate.
 	Loss, GradNorm float64
 	// Tokens counted: target tokens (SFT), response tokens of both
-	// sequences (DPO, ORPO).
+	// sequences (pairs), completion tokens (unpaired rows).
 	Tokens int
-	// DPO: beta-scaled rewards, their margin, the fraction of pairs whose
-	// chosen reward is higher.
-	ChosenReward, RejectedReward, Margin, Accuracy float64
-	// ORPO: mean log-odds of each response, their difference, the NLL term.
-	ChosenLogOdds, RejectedLogOdds, LogOddsRatio, NLL float64
+	// Terms are the method's own metrics (Objective.Metrics), in order:
+	// DPO's rewards, margin and accuracy, ORPO's log-odds, ….
+	Terms []Term
 	// LR is lora_a's learning rate of this update (lora_b's is LR * ratio).
 	LR float64
 	// PeakMemory is the backend's peak during the step (MLX: its allocator;

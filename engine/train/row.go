@@ -1,35 +1,14 @@
 // Package train fine-tunes LoRA adapters of a Gemma-4 model: datasets
 // (JSONL folders, rendered with the model's own chat template), batches,
-// the step (SFT, DPO, ORPO losses; AdamW with LoRA+), and runs with
+// the step (each loss an Objective: SFT, DPO, ORPO, SimPO, CPO, KTO;
+// AdamW with LoRA+), and runs with
 // validation, checkpoints and metrics.
 package train
 
-import (
-	"fmt"
+import "perch/engine/gemma4"
 
-	"perch/engine/gemma4"
-)
-
-// Method is the training objective.
+// Method names a training objective (objective.go): sft, dpo, orpo, ….
 type Method string
-
-const (
-	SFT  Method = "sft"  // cross-entropy over the response tokens
-	DPO  Method = "dpo"  // direct preference optimisation (sigmoid), reference = adapter off
-	ORPO Method = "orpo" // odds-ratio preference optimisation
-)
-
-// ParseMethod checks a method name.
-func ParseMethod(s string) (Method, error) {
-	switch m := Method(s); m {
-	case SFT, DPO, ORPO:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown training method %q: use sft, dpo or orpo", s)
-}
-
-// Preference reports whether m trains on chosen/rejected pairs.
-func (m Method) Preference() bool { return m == DPO || m == ORPO }
 
 // Row is one tokenized example.
 type Row struct {
@@ -38,8 +17,11 @@ type Row struct {
 	// no prediction).
 	IDs       []int32
 	PromptLen int
-	// DPO/ORPO: the prompt and the two responses (responses WITHOUT the prompt).
+	// Pairs (DPO, ORPO, …): the prompt and the two responses (responses
+	// WITHOUT the prompt). Unpaired rows (KTO): the prompt, the completion
+	// in Chosen, and Label: whether the completion is desirable.
 	Prompt, Chosen, Rejected []int32
+	Label                    bool
 	// Media are the prompt's attachments, each with the positions of its
 	// soft tokens (in IDs, or in Prompt); the towers run frozen and their
 	// outputs are spliced as at inference (Features, Inputs). Blocks gives
@@ -58,6 +40,9 @@ type Row struct {
 func (r *Row) Tokens() int {
 	if r.IDs != nil {
 		return len(r.IDs)
+	}
+	if r.Rejected == nil {
+		return len(r.Prompt) + len(r.Chosen)
 	}
 	return 2*len(r.Prompt) + len(r.Chosen) + len(r.Rejected)
 }

@@ -321,7 +321,7 @@ func (r *runner) validate(ctx context.Context, step int) (float64, error) {
 			return 0, fmt.Errorf("validation at step %d: %w", step, err)
 		}
 		w := float64(m.Tokens)
-		if r.p.Method.Preference() {
+		if r.p.Method.Rows() != RowsSFT { // a preference loss is a mean over rows
 			w = float64(len(b))
 		}
 		sum += m.Loss * w

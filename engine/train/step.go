@@ -21,6 +21,7 @@ type Trainer struct {
 	text  *gemma4.Text // the policy: base + the trainer's adapter
 	base  *gemma4.Text // the reference: adapter off (the same weights)
 	opts  Options
+	obj   Objective
 	cfg   lora.Config
 	bound *lora.Bound
 	names []string    // leaf 2i: target i's lora_a, 2i+1: its lora_b
@@ -61,7 +62,11 @@ func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Option
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{b: b, m: m, opts: opts, cfg: ad.Config, bound: bound, tape: autodiff.New(b), leafMark: leafMark}
+	obj, err := ObjectiveOf(opts.Method)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{b: b, m: m, opts: opts, obj: obj, cfg: ad.Config, bound: bound, tape: autodiff.New(b), leafMark: leafMark}
 	t.text = m.Text.WithBackend(b, bound.Adapter)
 	t.base = m.Text.WithBackend(b, nil)
 	var sizes []int
@@ -101,7 +106,7 @@ func NewTrainer(b tensor.Backend, m *gemma4.Model, ad *lora.Adapter, opts Option
 // previous one: pin what must outlive it.
 func (t *Trainer) Step(rows []Row) (StepMetrics, error) {
 	start := time.Now()
-	m, grads, err := t.run(rows, true)
+	m, grads, err := t.stepGrads(rows)
 	if err != nil {
 		return m, err
 	}
@@ -175,10 +180,11 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		return m, nil, fmt.Errorf("train: the backend failed before the step: %w", err)
 	}
 	vocab := t.text.Cfg.VocabSize
+	obj := t.obj
 	groups := make([][]*seq, len(rows))
 	ntoks := 0
 	for i := range rows {
-		g, err := sequences(t.opts.Method, &rows[i], vocab)
+		g, err := sequences(obj.Rows(), &rows[i], vocab)
 		if err != nil {
 			return m, nil, err
 		}
@@ -203,19 +209,22 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		t.tape.Reset()
 		b.SweepSince(t.mark)
 	}()
+	var batch float64
+	if bo, ok := obj.(BatchObjective); ok && t.opts.heldBatch != nil {
+		batch = *t.opts.heldBatch
+	} else if ok {
+		var err error
+		if batch, err = t.batchTerm(bo, rows, vocab); err != nil {
+			return m, nil, err
+		}
+	}
+	vals := make([]float64, len(obj.Metrics()))
 	for _, g := range groups {
 		t.group = g
-		if len(g[0].row.Media) > 0 {
-			feats, err := g[0].row.Features(b, t.m)
-			if err != nil {
-				return m, nil, err
-			}
-			for _, s := range g {
-				s.feats = feats
-			}
-			t.sweep(feats...)
+		if err := t.withFeatures(g[0].row, g); err != nil {
+			return m, nil, err
 		}
-		var refs []float64
+		in := Group{Groups: len(rows), Counted: ntoks, Batch: batch, Opts: t.opts, Label: g[0].row.Label}
 		for _, s := range g {
 			if err := t.forward(s, t.text, grads); err != nil {
 				return m, nil, err
@@ -223,20 +232,16 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 			if err := t.head(s, t.text, grads); err != nil {
 				return m, nil, err
 			}
-			if t.opts.Method == DPO {
-				ref := &seq{ids: s.ids, a: s.a, e: s.e, row: s.row, feats: s.feats}
-				t.group = append(t.group, ref)
-				if err := t.forward(ref, t.base, false); err != nil {
+			in.Sums, in.Tokens = append(in.Sums, s.sum), append(in.Tokens, s.tokens())
+			if obj.Reference() {
+				ref, err := t.frozenSum(&seq{ids: s.ids, a: s.a, e: s.e, row: s.row, feats: s.feats}, t.base, g)
+				if err != nil {
 					return m, nil, err
 				}
-				if err := t.head(ref, t.base, false); err != nil {
-					return m, nil, err
-				}
-				refs = append(refs, ref.sum)
-				t.group = g
+				in.Refs = append(in.Refs, ref)
 			}
 		}
-		loss, coeffs := groupLoss(t.opts, g, refs, ntoks, len(rows), &m)
+		loss, coeffs := obj.Loss(in, vals)
 		m.Loss += loss
 		if grads {
 			for k, s := range g {
@@ -250,6 +255,7 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 			return m, nil, err
 		}
 	}
+	m.Terms = terms(obj.Metrics(), vals)
 	m.Tokens = ntoks
 	m.TapeBytes = t.tapeBytes
 	if !grads {
@@ -268,4 +274,69 @@ func (t *Trainer) run(rows []Row, grads bool) (StepMetrics, [][]float32, error) 
 		out[i] = v
 	}
 	return m, out, nil
+}
+
+// withFeatures runs the frozen towers of r's media for the sequences g.
+func (t *Trainer) withFeatures(r *Row, g []*seq) error {
+	if len(r.Media) == 0 {
+		return nil
+	}
+	feats, err := r.Features(t.b, t.m)
+	if err != nil {
+		return err
+	}
+	for _, s := range g {
+		s.feats = feats
+	}
+	t.sweep(feats...)
+	return nil
+}
+
+// frozenSum is f of s under text without a gradient, s held beside the
+// group g while it runs.
+func (t *Trainer) frozenSum(s *seq, text *gemma4.Text, g []*seq) (float64, error) {
+	t.group = append(g[:len(g):len(g)], s)
+	defer func() { t.group = g }()
+	if err := t.forward(s, text, false); err != nil {
+		return 0, err
+	}
+	if err := t.head(s, text, false); err != nil {
+		return 0, err
+	}
+	return s.sum, nil
+}
+
+// batchTerm runs the sequences of a batch-level term under the policy and
+// the reference (no gradient) and returns the objective's value of them.
+func (t *Trainer) batchTerm(bo BatchObjective, rows []Row, vocab int) (float64, error) {
+	var pol, ref []float64
+	for _, x := range bo.Extra(rows) {
+		if x.Start < 1 || x.Start >= len(x.IDs) || x.Row < 0 || x.Row >= len(rows) {
+			return 0, fmt.Errorf("train: a batch-term sequence of %d tokens has targets from %d", len(x.IDs), x.Start)
+		}
+		r := &rows[x.Row]
+		for _, id := range x.IDs {
+			if id < 0 || int(id) >= vocab {
+				return 0, fmt.Errorf("%s: token id %d is outside the model's vocabulary of %d", r.Source, id, vocab)
+			}
+		}
+		s := &seq{ids: x.IDs, a: x.Start - 1, e: len(x.IDs) - 1, row: r, n: t.nseq}
+		t.nseq++
+		g := []*seq{s}
+		t.group = g
+		if err := t.withFeatures(r, g); err != nil {
+			return 0, err
+		}
+		p, err := t.frozenSum(s, t.text, nil)
+		if err != nil {
+			return 0, err
+		}
+		q, err := t.frozenSum(&seq{ids: s.ids, a: s.a, e: s.e, row: r, feats: s.feats}, t.base, g)
+		if err != nil {
+			return 0, err
+		}
+		pol, ref = append(pol, p), append(ref, q)
+	}
+	t.group = nil
+	return bo.Batch(pol, ref, t.opts), nil
 }
