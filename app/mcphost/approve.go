@@ -89,9 +89,13 @@ type AllowStore struct {
 	m    map[string]map[string]bool // server -> tool -> allowed
 }
 
-// OpenAllowStore reads path (a missing file is an empty store).
+// OpenAllowStore reads path (a missing file is an empty store); path ""
+// keeps the choices in memory only (perch ask: for the run).
 func OpenAllowStore(path string) (*AllowStore, error) {
 	s := &AllowStore{path: path, m: map[string]map[string]bool{}}
+	if path == "" {
+		return s, nil
+	}
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return s, nil
@@ -167,6 +171,9 @@ func (s *AllowStore) change(server, tool string, on bool) error {
 }
 
 func (s *AllowStore) saveLocked() error {
+	if s.path == "" {
+		return nil
+	}
 	f := struct {
 		Always map[string][]string `json:"always"`
 	}{map[string][]string{}}

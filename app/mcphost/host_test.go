@@ -196,7 +196,7 @@ func TestServerThatFloods(t *testing.T) {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	srv := mcptest.NewServer("")
+	srv := mcptest.NewServer("", true)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 	s := newServer(t, Config{Name: "web", URL: ts.URL})

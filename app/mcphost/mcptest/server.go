@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Environment variables of the child: the mode ("ok", "never": reads and
-// answers nothing, "exit": fails at start) and the file each call is
+// Environment variables of the child: the mode ("ok"; "calm": only echo
+// and add; "never": reads and answers nothing; "exit": fails at start) and the file each call is
 // logged to (one line per call: the tool's name and arguments).
 const (
 	EnvMode = "PERCH_MCPTEST_SERVER"
@@ -48,7 +48,7 @@ func MaybeServe() {
 		fmt.Fprintln(os.Stderr, "mcptest: no configuration file found, giving up")
 		os.Exit(3)
 	}
-	err := NewServer(os.Getenv(EnvLog)).Run(context.Background(), &mcp.StdioTransport{})
+	err := NewServer(os.Getenv(EnvLog), mode != "calm").Run(context.Background(), &mcp.StdioTransport{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 	}
@@ -57,8 +57,9 @@ func MaybeServe() {
 
 // NewServer returns the Go test server: echo {text}, add {a, b}, big {mb}
 // (mb MiB of text), hang (never answers), crash (exits mid-call) and half
-// {x} (a schema with multipleOf 0.5, which engine/grammar cannot compile).
-func NewServer(logPath string) *mcp.Server {
+// {x} (a schema with multipleOf 0.5, which engine/grammar cannot compile);
+// without faults, echo, add and half only.
+func NewServer(logPath string, faults bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "perch-mcptest", Version: "1"}, nil)
 	logCall := func(req *mcp.CallToolRequest) {
 		if logPath == "" {
@@ -93,6 +94,12 @@ func NewServer(logPath string) *mcp.Server {
 			}
 			return fmt.Sprint(x + y), false
 		})
+	add("half", "Takes a multiple of one half.",
+		`{"type":"object","properties":{"x":{"type":"number","multipleOf":0.5}},"required":["x"]}`,
+		func(a map[string]any) (string, bool) { return fmt.Sprint(a["x"]), false })
+	if !faults {
+		return s
+	}
 	add("big", "Returns mb MiB of text.", `{"type":"object","properties":{"mb":{"type":"integer"}}}`,
 		func(a map[string]any) (string, bool) {
 			mb, _ := a["mb"].(float64)
@@ -107,8 +114,5 @@ func NewServer(logPath string) *mcp.Server {
 		os.Exit(2)
 		return "", true
 	})
-	add("half", "Takes a multiple of one half.",
-		`{"type":"object","properties":{"x":{"type":"number","multipleOf":0.5}},"required":["x"]}`,
-		func(a map[string]any) (string, bool) { return fmt.Sprint(a["x"]), false })
 	return s
 }
