@@ -112,6 +112,10 @@ func runAskMCP(f *askFlags, prompt string, stdout, stderr io.Writer) int {
 		return out.fail(stderr, fmt.Errorf("--tool-choice %s: no server offered a tool the model can call", choice.Mode))
 	}
 	req.ToolChoice = choice
+	// One call per round: each is approved and answered before the next
+	// (and a small model's context is not spent on calls it cannot finish).
+	one := false
+	req.ParallelToolCalls = &one
 	store, _ := mcphost.OpenAllowStore("") // perch ask remembers "always" for the run
 	gate := &mcphost.Gate{Policy: policy, Store: store, Ask: terminalAsk(bufio.NewReader(mcpStdin), stderr)}
 	e, err := openCLIEngine(f, stderr)

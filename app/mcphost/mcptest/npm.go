@@ -109,3 +109,10 @@ func Install(t testing.TB) Servers {
 	}
 	return Servers{Everything: entry("server-everything"), Filesystem: entry("server-filesystem")}
 }
+
+// Logged is a real server's command line with calllog.cjs preloaded, and
+// the variable that makes it log the methods it receives to log.
+func Logged(server []string, log string) ([]string, map[string]string) {
+	argv := append([]string{server[0], "--require", filepath.Join(here(), "calllog.cjs")}, server[1:]...)
+	return argv, map[string]string{"PERCH_MCPTEST_LOG": log}
+}
