@@ -43,8 +43,14 @@ var envWord = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 // mcpStdin is where --approve ask reads the user's answers.
 var mcpStdin io.Reader = os.Stdin
 
-// mcpDir holds the pid files of the servers perch runs.
-func mcpDir() string { return filepath.Join(dataDir(), "mcp") }
+// mcpDir holds the pid files of the servers perch runs: in PERCH_DATA_DIR
+// when set, else the OS's app-data folder.
+func mcpDir() string {
+	if d := os.Getenv("PERCH_DATA_DIR"); d != "" {
+		return filepath.Join(d, "mcp")
+	}
+	return filepath.Join(dataDir(), "mcp")
+}
 
 // runAskMCP is perch ask with --mcp: the tool loop in the terminal.
 func runAskMCP(f *askFlags, prompt string, stdout, stderr io.Writer) int {

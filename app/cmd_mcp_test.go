@@ -36,7 +36,7 @@ type loopLine struct {
 // askMCP runs perch ask --mcp on the tiny model and returns its lines.
 func askMCP(t *testing.T, extra ...string) ([]loopLine, string) {
 	t.Helper()
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("PERCH_DATA_DIR", t.TempDir())
 	args := append([]string{"--model", tinyModel, "--backend", "go", "--temperature", "0", "--max-tokens", "24", "--json"}, extra...)
 	var out, errb bytes.Buffer
 	code := runAsk(append(args, "Use a tool, then answer."), &out, &errb)
