@@ -14,6 +14,12 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.MaybeServe()
+	if args := os.Getenv("PERCH_TEST_ASK_ARGS"); args != "" {
+		// a perch ask of its own, for TestKill9AskMidCall
+		var list []string
+		json.Unmarshal([]byte(args), &list)
+		os.Exit(runAsk(list, os.Stdout, os.Stderr))
+	}
 	os.Exit(m.Run())
 }
 
