@@ -104,8 +104,16 @@ func TestServerThatNeverStarts(t *testing.T) {
 	cfg, _ := goServer(t, "never")
 	cfg.StartTimeout = time.Second
 	s := newServer(t, cfg)
+	seen := make(chan State, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		seen <- s.Status().State // while Tools waits on the start
+	}()
 	start := time.Now()
 	_, err := s.Tools(context.Background())
+	if st := <-seen; st != Starting {
+		t.Errorf("state during the start %s, want starting", st)
+	}
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 1s") {
 		t.Fatalf("err %v", err)
 	}
@@ -139,11 +147,14 @@ func TestServerThatExitsMidCall(t *testing.T) {
 	if !r.IsError || !strings.Contains(r.Content, "exited") {
 		t.Fatalf("crash: %+v", r)
 	}
-	if st := s.Status(); !strings.Contains(st.Stderr, "crashing on purpose") {
-		t.Errorf("stderr tail %q lacks the server's last words", st.Stderr)
+	if st := s.Status(); st.State != Failed || !strings.Contains(st.Err, "exited") || !strings.Contains(st.Stderr, "crashing on purpose") {
+		t.Errorf("status after the crash %+v", st)
 	}
 	if r := s.Call(context.Background(), "add", json.RawMessage(`{"a":2,"b":40}`)); r.IsError || r.Content != "42" {
 		t.Fatalf("the next call after a crash: %+v", r)
+	}
+	if st := s.Status(); st.State != Ready || st.Err != "" {
+		t.Errorf("status after the restart %+v", st)
 	}
 	if got := calls(t, log); len(got) != 2 {
 		t.Fatalf("server log %q", got)

@@ -55,12 +55,15 @@ type Server struct {
 	cfg    Config
 	pidDir string
 
-	mu      sync.Mutex
-	state   State
-	err     string
+	mu      sync.Mutex // held while starting, stopping and using the connection
 	proc    *process
 	session *mcp.ClientSession
-	tools   []Tool
+
+	smu    sync.Mutex // guards what Status reports, never held long
+	state  State
+	err    string
+	tools  []Tool
+	stderr *tailBuffer
 }
 
 // NewServer returns a stopped server; pidDir ("" for none) holds the pid
@@ -75,15 +78,21 @@ func NewServer(cfg Config, pidDir string) (*Server, error) {
 // Name is the server's configured name.
 func (s *Server) Name() string { return s.cfg.Name }
 
-// Status reports the server's state.
+// Status reports the server's state; it never waits on a start.
 func (s *Server) Status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.smu.Lock()
+	defer s.smu.Unlock()
 	st := Status{Name: s.cfg.Name, State: s.state, Err: s.err, Tools: s.tools}
-	if s.proc != nil {
-		st.Stderr = s.proc.stderr.String()
+	if s.stderr != nil {
+		st.Stderr = s.stderr.String()
 	}
 	return st
+}
+
+func (s *Server) setState(st State, err string) {
+	s.smu.Lock()
+	s.state, s.err = st, err
+	s.smu.Unlock()
 }
 
 // Tools starts the server if needed and returns its tools.
@@ -93,15 +102,17 @@ func (s *Server) Tools(ctx context.Context) ([]Tool, error) {
 	if err := s.startLocked(ctx); err != nil {
 		return nil, err
 	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
 	return s.tools, nil
 }
 
 func (s *Server) startLocked(ctx context.Context) error {
-	if s.state == Ready && s.alive() {
+	if s.session != nil && s.alive() {
 		return nil
 	}
 	s.stopLocked()
-	s.state, s.err = Starting, ""
+	s.setState(Starting, "")
 	timeout := s.cfg.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
@@ -109,16 +120,19 @@ func (s *Server) startLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := s.connect(ctx, timeout)
+	var tools []Tool
 	if err == nil {
-		s.tools, err = s.listTools(ctx)
+		tools, err = s.listTools(ctx)
 	}
 	if err != nil {
 		err = s.explain(err)
 		s.stopKeepStderr()
-		s.state, s.err = Failed, err.Error()
+		s.setState(Failed, err.Error())
 		return err
 	}
-	s.state = Ready
+	s.smu.Lock()
+	s.state, s.err, s.tools = Ready, "", tools
+	s.smu.Unlock()
 	return nil
 }
 
@@ -133,6 +147,9 @@ func (s *Server) connect(ctx context.Context, timeout time.Duration) error {
 			return err
 		}
 		s.proc = p
+		s.smu.Lock()
+		s.stderr = p.stderr
+		s.smu.Unlock()
 		t = &mcp.IOTransport{Reader: io.NopCloser(p.stdout), Writer: p.stdin, MaxLineLength: -1}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "perch", Version: "1"}, nil)
@@ -238,25 +255,27 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) Re
 	case ctx.Err() != nil:
 		return Result{Content: "stopped", IsError: true}
 	case cctx.Err() != nil:
-		s.restart() // a hung server is ended; the next call starts it afresh
-		return Result{Content: fmt.Sprintf("%s on server %s did not answer within %s", tool, s.cfg.Name, timeout), IsError: true}
+		msg := fmt.Sprintf("%s on server %s did not answer within %s", tool, s.cfg.Name, timeout)
+		s.restart(msg) // a hung server is ended; the next call starts it afresh
+		return Result{Content: msg, IsError: true}
 	case r.err != nil:
 		s.mu.Lock()
 		err := s.explain(r.err)
 		s.mu.Unlock()
-		s.restart()
-		return Result{Content: fmt.Sprintf("%s on server %s failed: %v", tool, s.cfg.Name, err), IsError: true}
+		msg := fmt.Sprintf("%s on server %s failed: %v", tool, s.cfg.Name, err)
+		s.restart(msg)
+		return Result{Content: msg, IsError: true}
 	}
 	return Result{Content: resultText(r.r), IsError: r.r.IsError}
 }
 
-// restart stops the server after a failure, keeping its stderr for
-// Details; the next use starts it again.
-func (s *Server) restart() {
+// restart stops the server after a failure, keeping the reason and its
+// stderr for Details; the next use starts it again.
+func (s *Server) restart(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopKeepStderr()
-	s.state = Stopped
+	s.setState(Failed, reason)
 }
 
 // Close stops the server.
@@ -264,7 +283,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopLocked()
-	s.state = Stopped
+	s.setState(Stopped, "")
 	return nil
 }
 
