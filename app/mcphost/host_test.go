@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -196,9 +197,22 @@ func TestCancelStopsACall(t *testing.T) {
 func TestServerThatFloods(t *testing.T) {
 	cfg, _ := goServer(t, "ok")
 	s := newServer(t, cfg)
+	if _, err := s.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	r := s.Call(context.Background(), "big", json.RawMessage(`{"mb":50}`))
+	runtime.ReadMemStats(&after)
 	if !r.IsError || !strings.Contains(r.Content, "over the 4 MiB limit") {
 		t.Fatalf("50 MB: %.200s", r.Content)
+	}
+	// everything this process allocated during the call, not only what it
+	// still holds: well under the 50 MB the server sent
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24<<20 {
+		t.Errorf("reading a 50 MB answer allocated %d MiB", alloc>>20)
+	} else {
+		t.Logf("reading a 50 MB answer allocated %.1f MiB", float64(alloc)/(1<<20))
 	}
 	r = s.Call(context.Background(), "big", json.RawMessage(`{"mb":1}`))
 	if r.IsError || len(r.Content) > MaxResultText+100 || !strings.Contains(r.Content, "[truncated: ") {
