@@ -31,7 +31,7 @@ func (r mcpList) String() string     { return "" }
 func (r mcpList) Set(v string) error { *r.list = append(*r.list, v); return nil }
 
 func (m *mcpFlags) register(fs *flag.FlagSet) {
-	fs.Var(mcpList{&m.commands}, "mcp", "an MCP server to run over stdio, as '[NAME=value…] COMMAND ARGS…' (repeatable; it gets only PATH and the variables given); its tools are offered to the model")
+	fs.Var(mcpList{&m.commands}, "mcp", "an MCP server: '[NAME=value…] COMMAND ARGS…' run over stdio (it gets only PATH and the variables given), or a streamable-HTTP URL on this machine (repeatable); its tools are offered to the model")
 	fs.StringVar(&m.approve, "approve", "ask", "which tool calls run: ask (y/N/always on the terminal), all, none")
 	fs.IntVar(&m.maxRounds, "max-rounds", toolloop.DefaultMaxRounds, "most rounds of tool calls before the model must answer")
 }
@@ -79,6 +79,11 @@ func runAskMCP(f *askFlags, prompt string, stdout, stderr io.Writer) int {
 	}
 	var cfgs []mcphost.Config
 	for i, line := range f.mcp.commands {
+		name := fmt.Sprintf("mcp%d", i+1)
+		if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
+			cfgs = append(cfgs, mcphost.Config{Name: name, URL: line}) // Check refuses other machines
+			continue
+		}
 		argv, err := mcphost.SplitCommand(line)
 		if err != nil {
 			return out.fail(stderr, fmt.Errorf("--mcp: %w", err))
@@ -89,7 +94,7 @@ func runAskMCP(f *askFlags, prompt string, stdout, stderr io.Writer) int {
 			env[k] = v
 			argv = argv[1:]
 		}
-		cfgs = append(cfgs, mcphost.Config{Name: fmt.Sprintf("mcp%d", i+1), Command: argv, Env: env})
+		cfgs = append(cfgs, mcphost.Config{Name: name, Command: argv, Env: env})
 	}
 	host, err := mcphost.NewHost(cfgs, filepath.Join(mcpDir(), "pids"))
 	if err != nil {

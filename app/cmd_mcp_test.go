@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"perch/app/mcphost/mcptest"
 	"perch/engine/grammar"
@@ -195,5 +199,27 @@ func TestAskMCPServerFails(t *testing.T) {
 	}
 	if !strings.Contains(failed.Error, "server mcp1: the server exited") || !strings.Contains(failed.Stderr, "no configuration file found") {
 		t.Fatalf("server_error %+v", failed)
+	}
+}
+
+// TestAskMCPOverHTTP: --mcp takes a streamable-HTTP URL on this machine
+// and refuses one elsewhere before the model loads.
+func TestAskMCPOverHTTP(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls.log")
+	srv := mcptest.NewServer(log, false)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	lines, _ := askMCP(t, "--mcp", ts.URL, "--approve", "all", "--tool-choice", "required")
+	if call, result, answered := firstCall(lines); call == nil || result == nil || result.IsError || !answered {
+		t.Fatalf("over HTTP: %+v", lines)
+	}
+	if data, _ := os.ReadFile(log); len(data) == 0 {
+		t.Fatal("the HTTP server logged no call")
+	}
+	var out, errb bytes.Buffer
+	t.Setenv("PERCH_DATA_DIR", t.TempDir())
+	if code := runAsk([]string{"--model", "/no/such/model", "--mcp", "http://192.0.2.1/mcp", "hi"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "not on this machine") {
+		t.Fatalf("a remote URL: exit %d, %q", code, errb.String())
 	}
 }
