@@ -48,6 +48,7 @@ type askFlags struct {
 	media                                         []mediaArg
 	set                                           map[string]bool
 	tools                                         toolFlags
+	mcp                                           mcpFlags
 }
 
 func parseAsk(args []string, stderr io.Writer) (*askFlags, string, error) {
@@ -87,6 +88,7 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	fs.IntVar(&f.maxFrames, "max-frames", 0, "most video frames (default 32)")
 	if verb == "ask" {
 		f.tools.register(fs)
+		f.mcp.register(fs)
 	}
 	var words []string
 	for {
@@ -176,6 +178,9 @@ func runAsk(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "perch ask:", err)
 		return 2
+	}
+	if len(f.mcp.commands) > 0 {
+		return runAskMCP(f, prompt, stdout, stderr)
 	}
 	out := &askOutput{w: stdout, json: f.jsonOut}
 	req, err := f.request(prompt)
