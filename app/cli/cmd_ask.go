@@ -208,9 +208,7 @@ func openCLIEngine(f *askFlags, stderr io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := engines.Options(dir, f.backend)
-	opts.Adapter = f.adapter
-	e, err := engine.Open(dir, opts)
+	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter})
 	if err != nil {
 		return nil, err
 	}

@@ -106,10 +106,7 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	case !est.Fits && !f.force:
 		return nil, fmt.Errorf("%w (or --force to load anyway)", &hub.FitError{Model: modelID(f.model, dir), Estimate: est})
 	}
-	opts := engines.Options(dir, f.backend)
-	opts.Adapter = f.adapter
-	opts.QueueSize, opts.MaxContext = f.queue, f.contextLen
-	e, err := engine.Open(dir, opts)
+	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter, QueueSize: f.queue, MaxContext: f.contextLen})
 	if err != nil {
 		return nil, err
 	}

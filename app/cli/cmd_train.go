@@ -62,7 +62,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.adapterPath, "adapter-path", "adapters", "folder for the adapter, checkpoints/ and metrics")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the shuffle and of dropout")
 	fs.Float64Var(&f.wd, "weight-decay", 0, "AdamW weight decay (decoupled)")
-	fs.Float64Var(&f.clip, "grad-clip", 0, "clip the global gradient norm to this (0: off)")
+	fs.Float64Var(&f.clip, "grad-clip", train.DefaultGradClip, "clip the global gradient norm to this (0: off)")
 	fs.StringVar(&f.schedule, "lr-schedule", "constant", "constant or cosine (decays over --iters)")
 	fs.IntVar(&f.warmup, "warmup", 0, "linear learning-rate warmup over N steps")
 	fs.StringVar(&f.resume, "resume-adapter", "", "start from this adapter folder (Perch's or mlx-lm's; its own rank, scale and keys apply)")
@@ -126,7 +126,7 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return out.fail(err)
 	}
-	e, err := engine.Open(dir, engine.Options{Backend: f.backend})
+	e, err := engines.Open(dir, engines.Settings{Backend: f.backend})
 	if err != nil {
 		return out.fail(err)
 	}

@@ -32,20 +32,21 @@ const (
 
 // App is the running app: the services and the windows they drive.
 type App struct {
-	app      fyne.App
-	ui       *ui.UI
-	store    *history.Store
-	rt       *chat.Runtime
-	catalog  *catalog.Catalog
-	settings ui.PrefsSettings
-	hotkey   platform.Hotkey
-	login    platform.LoginItem
-	api      *localAPI
-	trayOK   bool
-	dataDir  string
-	choice   adapterChoice
-	teacher  *teach.Service
-	exitCode int // set by a scripted run that failed
+	app        fyne.App
+	ui         *ui.UI
+	store      *history.Store
+	rt         *chat.Runtime
+	catalog    *catalog.Catalog
+	settings   ui.PrefsSettings
+	hotkey     platform.Hotkey
+	login      platform.LoginItem
+	api        *localAPI
+	trayOK     bool
+	dataDir    string
+	choice     adapterChoice
+	teacher    *teach.Service
+	contextCap int // gui -context (0: the model's own)
+	exitCode   int // set by a scripted run that failed
 }
 
 // Flags are the app's options (perch gui's flags).
@@ -106,7 +107,7 @@ func Start(f Flags) int {
 		return 1
 	}
 	g.store, g.dataDir = store, dir
-	contextCap = f.Context
+	g.contextCap = f.Context
 	defer store.Close()
 
 	s := g.settings.Load()
@@ -115,7 +116,7 @@ func Start(f Flags) int {
 		h.Dir = s.ModelsDir
 	}
 	g.catalog = catalog.New(h)
-	g.rt = chat.NewRuntime(g.catalog.Locate, engineOpener, g.rememberModel)
+	g.rt = chat.NewRuntime(g.catalog.Locate, g.openEngine, g.rememberModel)
 	defer g.rt.Close()
 	g.selectStartupModel(f.Model, s)
 
@@ -242,21 +243,10 @@ func (g *App) showMain() {
 
 func (g *App) showQuickAsk() { g.ui.QuickAsk().Show() }
 
-// engineOpener loads models (a variable so a development build can swap it).
-var engineOpener = openEngine
-
-// contextCap is gui -context (0: the model's own context).
-var contextCap int
-
-// openEngine loads a model folder on the best backend here.
-func openEngine(dir string) (chat.Engine, engine.ModelInfo, error) {
-	backend := os.Getenv("PERCH_BACKEND")
-	if backend == "" {
-		backend = "auto"
-	}
-	opts := engines.Options(dir, backend)
-	opts.MaxContext = contextCap
-	e, err := engine.Open(dir, opts)
+// openEngine loads a model folder on the best backend here, its context
+// capped at gui -context.
+func (g *App) openEngine(dir string) (chat.Engine, engine.ModelInfo, error) {
+	e, err := engines.Open(dir, engines.Settings{MaxContext: g.contextCap})
 	if err != nil {
 		return nil, engine.ModelInfo{}, err
 	}

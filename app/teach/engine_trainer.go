@@ -49,7 +49,7 @@ func (t engineTrainer) Train(ctx context.Context, base string, j Job) (Training,
 	run, err := tr.Train(ctx, engine.TrainRequest{
 		Data: j.Data, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume,
 		Options: train.Options{Method: train.Method(j.Method), LearningRate: j.LR, LoRAPlusRatio: j.LoRAPlus,
-			Beta: j.Beta, Lambda: j.Lambda, Seed: j.Seed, GradClip: 1},
+			Beta: j.Beta, Lambda: j.Lambda, Seed: j.Seed, GradClip: train.DefaultGradClip},
 		Iters: j.Iters, BatchSize: j.BatchSize, ValEvery: j.ValEvery, SaveEvery: j.SaveEvery, AdapterDir: j.AdapterDir,
 	})
 	if err != nil {
