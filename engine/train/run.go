@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"perch/internal/durable"
 )
 
 // Stepper is what a run drives: the Trainer (Driven), or a test's fake.
@@ -328,7 +330,7 @@ func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
 
 func (r *runner) writeMetrics() {
 	data := r.metrics.encode()
-	r.sv.do(MetricsFile, func() error { return writeAtomic(r.p.AdapterDir, MetricsFile, data) })
+	r.sv.do(MetricsFile, func() error { return durable.WriteFile(filepath.Join(r.p.AdapterDir, MetricsFile), data, 0o755) })
 }
 
 // finish saves the latest adapter (unless a step failed), awaits every
@@ -364,7 +366,7 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 	if err != nil {
 		r.metrics.Error = err.Error()
 	}
-	if werr := writeAtomic(r.p.AdapterDir, MetricsFile, r.metrics.encode()); werr != nil && err == nil {
+	if werr := durable.WriteFile(filepath.Join(r.p.AdapterDir, MetricsFile), r.metrics.encode(), 0o755); werr != nil && err == nil {
 		err = fmt.Errorf("%s: %w", MetricsFile, werr)
 	}
 	if b := r.metrics.Best; b != nil {

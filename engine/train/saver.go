@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"perch/internal/durable"
 )
 
 // Snapshot is a host copy of an adapter's leaves that can be written to a
@@ -100,20 +102,12 @@ func (s *saver) checkpoint(snap Snapshot, name string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	final := filepath.Join(root, name)
-	if _, err := os.Lstat(final); err == nil { // a rerun into the same folder replaces its checkpoint
-		old := tmp + ".old"
-		if err := os.Rename(final, old); err != nil {
-			os.RemoveAll(tmp)
-			return err
-		}
-		defer os.RemoveAll(old)
-	}
-	if err := os.Rename(tmp, final); err != nil {
+	// a rerun into the same folder replaces its checkpoint
+	if err := durable.ReplaceDir(tmp, filepath.Join(root, name)); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
-	return syncDir(root)
+	return nil
 }
 
 // removeStale deletes temporary folders an interrupted run left in
@@ -126,42 +120,4 @@ func removeStale(dir string) {
 			os.RemoveAll(filepath.Join(root, n))
 		}
 	}
-}
-
-// writeAtomic writes data to dir/name through a synced temporary file.
-func writeAtomic(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }
