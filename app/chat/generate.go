@@ -205,7 +205,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	start := time.Now()
 	status := func(msg string) { st.Publish(ui.Answer{Status: msg}) }
 	cr, err := s.request(convID, a.ID)
-	var gen engine.Generator
+	var gen Lent
 	if err == nil {
 		gen, err = s.models.Acquire(ctx, status)
 	}

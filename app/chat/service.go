@@ -26,7 +26,7 @@ type Models interface {
 	State() ui.ModelState
 	// Acquire returns the loaded model's generator, loading it first if
 	// needed; status reports progress ("Loading Gemma-4 E2B…").
-	Acquire(ctx context.Context, status func(string)) (engine.Generator, error)
+	Acquire(ctx context.Context, status func(string)) (Lent, error)
 }
 
 // Service implements ui.Chat over a history store and a model runtime.

@@ -21,11 +21,6 @@ func NewEngineTrainer(rt *chat.Runtime) Trainer { return engineTrainer{rt} }
 // a run is answered between two steps.
 type engineTrainer struct{ rt *chat.Runtime }
 
-// trainable is the engine's training API (engine.Engine has it).
-type trainable interface {
-	Train(ctx context.Context, req engine.TrainRequest) (*engine.TrainRun, error)
-}
-
 func (t engineTrainer) Train(ctx context.Context, base string, j Job) (Training, error) {
 	if t.rt.State().ID != base {
 		if err := t.rt.Use(base); err != nil { // training a model makes it the one chats use
@@ -36,17 +31,12 @@ func (t engineTrainer) Train(ctx context.Context, base string, j Job) (Training,
 	if err != nil {
 		return nil, err
 	}
-	tr, ok := eng.(trainable)
-	if !ok {
-		release()
-		return nil, errors.New("this model's engine cannot train")
-	}
 	cfg := lora.DefaultConfig()
 	cfg.LoRA.Rank = j.Rank
 	if model, err := json.Marshal(base); err == nil {
 		cfg.Extra = map[string]json.RawMessage{"model": model} // as mlx-lm writes it: the base it was made for
 	}
-	run, err := tr.Train(ctx, engine.TrainRequest{
+	run, err := eng.Train(ctx, engine.TrainRequest{
 		Data: j.Data, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume,
 		Options: train.Options{Method: train.Method(j.Method), LearningRate: j.LR, LoRAPlusRatio: j.LoRAPlus,
 			Beta: j.Beta, Lambda: j.Lambda, Seed: j.Seed, GradClip: train.DefaultGradClip},
