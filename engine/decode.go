@@ -20,7 +20,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	sampler := sample.New(b, j.params, e.cfg.Text.VocabSize, e.gen.SuppressTokens)
 	defer sampler.Release()
 	out := e.newOutput(j)
-	pipeline := lazy(b) && !j.params.UsesHistory()
+	pipeline := b.Lazy() && !j.params.UsesHistory()
 
 	fed := 0
 	// step returns the next token and its logits' sum (checkFinite).
