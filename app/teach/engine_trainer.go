@@ -88,7 +88,7 @@ func teachEvent(ev engine.TrainEvent, m train.Method) Event {
 		out.Kind = EvCheckpoint
 	case train.EventPaused:
 		out.Kind = EvYield
-		if ev.Text == "paused" {
+		if ev.Pause == train.PauseUser {
 			out.Kind = EvPaused
 		}
 	case train.EventNotice:
