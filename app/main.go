@@ -1,9 +1,12 @@
-// Command perch is the Perch menubar app and its command-line verbs.
+// Command perch is the Perch menubar app and its command-line verbs: it
+// only dispatches to the verb table in package cli.
 package main
 
 import (
 	"fmt"
 	"os"
+
+	"perch/app/cli"
 )
 
 func main() {
@@ -17,13 +20,13 @@ func run(args []string) int {
 		name, args = args[0], args[1:]
 	}
 	if name == "-h" || name == "--help" || name == "help" {
-		usage()
+		cli.Usage(os.Stderr)
 		return 0
 	}
-	v, ok := verbs[name]
+	v, ok := cli.Verbs[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "perch: unknown command %q (try 'perch help')\n", name)
 		return 2
 	}
-	return v.run(args)
+	return v.Run(args)
 }

@@ -44,10 +44,3 @@ func newBackend(name string, threads int, intPrefill bool) (tensor.Backend, erro
 	}
 	return nil, fmt.Errorf("unknown backend %q (want auto, mlx or go)", name)
 }
-
-// lazy reports whether the backend builds graphs that evaluate later, so
-// that queueing step n+1 before reading token n pays off.
-func lazy(b tensor.Backend) bool {
-	_, isMLX := b.(*mlx.Backend)
-	return isMLX
-}

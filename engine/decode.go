@@ -23,7 +23,7 @@ func (e *Engine) decode(j *job, caches []kvcache.Cache, logits tensor.Tensor, st
 	// A grammar masks each step from the token before it, so constrained
 	// decoding reads every token before building the next step.
 	cons := j.constraint
-	pipeline := lazy(b) && !j.params.UsesHistory() && cons == nil
+	pipeline := b.Lazy() && !j.params.UsesHistory() && cons == nil
 	var allow []bool
 	if cons != nil {
 		allow = make([]bool, e.cfg.Text.VocabSize)

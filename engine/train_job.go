@@ -307,7 +307,7 @@ func (e *Engine) serveWaiting(ctx context.Context, run *TrainRun) {
 			return false // closing: the run's context is cancelled too
 		}
 		e.pending.Add(-1)
-		run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Text: "serving a request"})
+		run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Pause: train.PauseServing, Text: "serving a request"})
 		e.handle(j)
 		return true
 	}
@@ -327,7 +327,7 @@ func (e *Engine) serveWaiting(ctx context.Context, run *TrainRun) {
 		}
 		if !held {
 			held = true
-			run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Text: "paused"})
+			run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Pause: train.PauseUser, Text: "paused"})
 		}
 		select {
 		case j, ok := <-e.queue:

@@ -31,20 +31,14 @@ const contextFullText = "This chat is now longer than the model can read at once
 // view so the prompt fits, a records what was left out, and the view to
 // show comes back; without it, the request goes as is and a full context
 // fails the answer with an offer to trim.
-func (s *Service) fitContext(ctx context.Context, gen engine.Generator, convID string, cr convRequest, a *history.Message) (engine.Request, *ui.ContextView, error) {
+func (s *Service) fitContext(ctx context.Context, gen Lent, convID string, cr convRequest, a *history.Message) (engine.Request, *ui.ContextView, error) {
 	a.View = history.View{}
-	m, ok := gen.(contextfit.Measurer)
-	if h, isHeld := gen.(*held); isHeld {
-		m, ok = h.Engine.(contextfit.Measurer)
-	}
-	if !ok || !s.trimAllowed(convID) {
+	if !s.trimAllowed(convID) {
 		return cr.req, nil, nil
 	}
-	req, cut, _, err := contextfit.Fit(ctx, m, cr.req, cr.cut(cr.hint))
+	req, cut, _, err := contextfit.Fit(ctx, gen, cr.req, cr.cut(cr.hint))
 	if err != nil {
-		if h, isHeld := gen.(*held); isHeld {
-			h.release() // no generation will give it back
-		}
+		gen.Release() // no generation will give it back
 		return req, nil, err
 	}
 	if !cut.Trimmed() {
@@ -140,9 +134,5 @@ func (r *Runtime) Measure(ctx context.Context, req engine.Request) (engine.Measu
 		return engine.Measure{}, err
 	}
 	defer release()
-	m, ok := eng.(contextfit.Measurer)
-	if !ok {
-		return engine.Measure{}, errors.New("this model cannot count its prompts")
-	}
-	return m.Measure(ctx, req)
+	return eng.Measure(ctx, req)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -92,6 +93,15 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan e
 }
 
 func (f *fakeEngine) Close() error { f.mu.Lock(); f.closed = true; f.mu.Unlock(); return nil }
+
+// Measure says every prompt fits: a token a message in a large context.
+func (f *fakeEngine) Measure(_ context.Context, req engine.Request) (engine.Measure, error) {
+	return engine.Measure{Tokens: len(req.Messages), Context: 1 << 20}, nil
+}
+
+func (f *fakeEngine) Train(context.Context, engine.TrainRequest) (*engine.TrainRun, error) {
+	return nil, errors.New("the fake engine does not train")
+}
 
 func (f *fakeEngine) lastRequest() engine.Request {
 	f.mu.Lock()

@@ -205,7 +205,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	start := time.Now()
 	status := func(msg string) { st.Publish(ui.Answer{Status: msg}) }
 	cr, err := s.request(convID, a.ID)
-	var gen engine.Generator
+	var gen Lent
 	if err == nil {
 		gen, err = s.models.Acquire(ctx, status)
 	}
@@ -295,11 +295,11 @@ func (s *Service) request(convID, answerID string) (convRequest, error) {
 		}
 		em := engine.Message{Role: engine.Role(m.Role), Thinking: m.Thinking}
 		for _, a := range m.Attachments {
-			data, err := s.store.ReadBlob(a.SHA256)
+			data, err := s.readAttachment(a.SHA256)
 			if err != nil {
 				return convRequest{}, fmt.Errorf("%s: %w", a.Name, err)
 			}
-			em.Content = append(em.Content, engine.Part{Type: engine.PartType(a.Kind), Data: data, Name: a.Name})
+			em.Content = append(em.Content, engine.Part{Type: engine.PartType(a.Kind), Data: data, Name: a.Name, Hash: a.SHA256})
 		}
 		if m.Text != "" {
 			em.Content = append(em.Content, engine.Part{Type: engine.PartText, Text: m.Text})

@@ -23,7 +23,7 @@ type gated struct {
 	parked, resume chan struct{}
 }
 
-func (g *gated) Acquire(ctx context.Context, status func(string)) (engine.Generator, error) {
+func (g *gated) Acquire(ctx context.Context, status func(string)) (Lent, error) {
 	gen, err := g.Runtime.Acquire(ctx, status)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (g *gated) Acquire(ctx context.Context, status func(string)) (engine.Genera
 }
 
 type gatedGen struct {
-	engine.Generator
+	Lent
 	g *gated
 }
 
@@ -43,7 +43,7 @@ func (gg gatedGen) Generate(ctx context.Context, req engine.Request) (<-chan eng
 			<-resume
 		}
 	}
-	return gg.Generator.Generate(ctx, req)
+	return gg.Lent.Generate(ctx, req)
 }
 
 // answerPath lists the goroutines that carry an answer (the engine's worker, the

@@ -7,13 +7,30 @@ import (
 	"sync"
 	"time"
 
+	"perch/app/contextfit"
 	"perch/engine"
 	"perch/ui"
 )
 
-// Engine is a loaded model.
-type Engine interface {
+// Model is what a chat asks of the model it is lent: answers, and a
+// prompt's size as the engine would build it (to leave old turns out).
+type Model interface {
 	engine.Generator
+	contextfit.Measurer
+}
+
+// Lent is a Model lent to one answer: Generate gives it back when the
+// answer ends, Release when no answer will be asked of it.
+type Lent interface {
+	Model
+	Release()
+}
+
+// Engine is a loaded model: it answers, measures, trains adapters on its
+// weights (the Teach page) and closes. *engine.Engine is one.
+type Engine interface {
+	Model
+	Train(ctx context.Context, req engine.TrainRequest) (*engine.TrainRun, error)
 	Close() error
 }
 
@@ -184,7 +201,7 @@ func (r *Runtime) Close() {
 
 // Acquire implements Models. The engine stays loaded while in use; the
 // generation's end (its context) releases it.
-func (r *Runtime) Acquire(ctx context.Context, status func(string)) (engine.Generator, error) {
+func (r *Runtime) Acquire(ctx context.Context, status func(string)) (Lent, error) {
 	eng, release, err := r.acquire(ctx, status)
 	if err != nil {
 		return nil, err
@@ -295,6 +312,9 @@ type held struct {
 	Engine
 	release func()
 }
+
+// Release gives the engine back without an answer.
+func (h *held) Release() { h.release() }
 
 func (h *held) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
 	defer func() {

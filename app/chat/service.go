@@ -18,6 +18,7 @@ import (
 	"perch/app/history"
 	"perch/app/problem"
 	"perch/engine"
+	"perch/media/lru"
 	"perch/ui"
 )
 
@@ -26,7 +27,7 @@ type Models interface {
 	State() ui.ModelState
 	// Acquire returns the loaded model's generator, loading it first if
 	// needed; status reports progress ("Loading Gemma-4 E2B…").
-	Acquire(ctx context.Context, status func(string)) (engine.Generator, error)
+	Acquire(ctx context.Context, status func(string)) (Lent, error)
 }
 
 // Service implements ui.Chat over a history store and a model runtime.
@@ -42,11 +43,14 @@ type Service struct {
 	// Seed, when set, seeds every answer's sampling (scripted runs such as
 	// make screenshot are reproducible).
 	Seed *uint64
+
+	attachments *lru.Cache[[]byte] // recent attachments' bytes by hash
 }
 
 // New returns a service. settings is read at each send.
 func New(store *history.Store, models Models, probe Probe, settings func() ui.Settings) *Service {
-	return &Service{store: store, models: models, probe: probe, settings: settings, SaveEvery: 500 * time.Millisecond}
+	return &Service{store: store, models: models, probe: probe, settings: settings, SaveEvery: 500 * time.Millisecond,
+		attachments: lru.New[[]byte](attachmentCacheBytes, nil)}
 }
 
 var _ ui.Chat = (*Service)(nil)

@@ -359,16 +359,15 @@ func TestRuntimeUnloadsWhenIdle(t *testing.T) {
 }
 
 // panicky is a model whose Generate panics.
-type panicky struct{}
+type panicky struct{ *fakeEngine }
 
 func (panicky) Generate(context.Context, engine.Request) (<-chan engine.Event, error) { panic("boom") }
-func (panicky) Close() error                                                          { return nil }
 
 func TestPanicBecomesAnInlineError(t *testing.T) {
 	store, _, _ := history.Open("")
 	defer store.Close()
 	rt := NewRuntime(func(string) (Located, error) { return e2b, nil },
-		func(string) (Engine, engine.ModelInfo, error) { return panicky{}, engine.ModelInfo{}, nil }, nil)
+		func(string) (Engine, engine.ModelInfo, error) { return panicky{&fakeEngine{}}, engine.ModelInfo{}, nil }, nil)
 	rt.Select("e2b")
 	svc := New(store, rt, MediaProbe{}, ui.DefaultSettings)
 	r, err := svc.Send(context.Background(), "", "hi", nil)

@@ -43,7 +43,7 @@ func (s *Store) PutAdapter(a *Adapter) error {
 
 const adapterColumns = `id, name, dir, base, base_name, method, rank, steps, best_val, best_step, run_id, created`
 
-func scanAdapter(sc interface{ Scan(...any) error }) (Adapter, error) {
+func scanAdapter(sc scanner) (Adapter, error) {
 	var a Adapter
 	var best sql.NullFloat64
 	var cr int64
@@ -54,20 +54,7 @@ func scanAdapter(sc interface{ Scan(...any) error }) (Adapter, error) {
 
 // Adapters lists the library, newest first.
 func (s *Store) Adapters() ([]Adapter, error) {
-	rows, err := s.db.Query(`SELECT ` + adapterColumns + ` FROM adapters ORDER BY created DESC, name`)
-	if err != nil {
-		return nil, fmt.Errorf("history: list adapters: %w", err)
-	}
-	defer rows.Close()
-	var out []Adapter
-	for rows.Next() {
-		a, err := scanAdapter(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(s.db, "list adapters", scanAdapter, `SELECT `+adapterColumns+` FROM adapters ORDER BY created DESC, name`)
 }
 
 // AdapterByID returns one adapter.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"perch/internal/durable"
 )
 
 // Attachment is a stored media file, as attached to a message.
@@ -31,7 +33,7 @@ func (s *Store) PutBlob(data []byte, a Attachment) (Attachment, error) {
 	a.Size = int64(len(data))
 	path := s.BlobPath(a.SHA256)
 	if _, err := os.Stat(path); err != nil {
-		if err := writeDurable(path, data); err != nil {
+		if err := durable.WriteFile(path, data, 0o700); err != nil {
 			return a, fmt.Errorf("history: store %s: %w", a.Name, err)
 		}
 	}
@@ -89,41 +91,6 @@ func (s *Store) collectBlobs(minAge time.Duration) error {
 			return err
 		}
 		os.Remove(s.BlobPath(sha))
-	}
-	return nil
-}
-
-func writeDurable(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil { // F_FULLFSYNC on macOS
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

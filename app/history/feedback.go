@@ -79,25 +79,16 @@ type Taught struct {
 // TaughtAnswers lists every answer with a rating or an edited version,
 // oldest conversation first, in turn order.
 func (s *Store) TaughtAnswers() ([]Taught, error) {
-	rows, err := s.db.Query(`SELECT m.conversation_id, m.id, m.seq FROM messages m
+	return queryAll(s.db, "read feedback", func(sc scanner) (Taught, error) {
+		var t Taught
+		err := sc.Scan(&t.ConversationID, &t.MessageID, &t.Seq)
+		return t, err
+	}, `SELECT m.conversation_id, m.id, m.seq FROM messages m
 		JOIN conversations c ON c.id = m.conversation_id
 		WHERE m.role = 'assistant' AND (
 			EXISTS (SELECT 1 FROM feedback f WHERE f.message_id = m.id)
 			OR m.origin = ? OR EXISTS (SELECT 1 FROM message_versions v WHERE v.message_id = m.id AND v.origin = ?))
 		ORDER BY c.created, m.seq`, OriginEdited, OriginEdited)
-	if err != nil {
-		return nil, fmt.Errorf("history: read feedback: %w", err)
-	}
-	defer rows.Close()
-	var out []Taught
-	for rows.Next() {
-		var t Taught
-		if err := rows.Scan(&t.ConversationID, &t.MessageID, &t.Seq); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
 }
 
 // ConversationAdapter is the adapter a conversation answers with ("" the

@@ -94,7 +94,7 @@ func (s *Store) UpdateRun(r *TrainRun) error {
 const runColumns = `id, name, base, base_name, method, plan, dir, state, step, steps, error, best_val, best_step,
 	tok_per_s, adapter_id, created, updated`
 
-func scanRun(sc interface{ Scan(...any) error }) (TrainRun, error) {
+func scanRun(sc scanner) (TrainRun, error) {
 	var r TrainRun
 	var best sql.NullFloat64
 	var cr, up int64
@@ -106,20 +106,7 @@ func scanRun(sc interface{ Scan(...any) error }) (TrainRun, error) {
 
 // Runs lists runs, newest first.
 func (s *Store) Runs() ([]TrainRun, error) {
-	rows, err := s.db.Query(`SELECT ` + runColumns + ` FROM train_runs ORDER BY created DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("history: list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []TrainRun
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(s.db, "list runs", scanRun, `SELECT `+runColumns+` FROM train_runs ORDER BY created DESC`)
 }
 
 // Run returns one run.
@@ -168,22 +155,13 @@ func (s *Store) AddMetrics(runID string, ms []Metric) error {
 
 // Metrics returns a run's metrics in step order.
 func (s *Store) Metrics(runID string) ([]Metric, error) {
-	rows, err := s.db.Query(`SELECT step, loss, val_loss, margin, tokens FROM train_metrics WHERE run_id = ? ORDER BY step`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("history: read metrics: %w", err)
-	}
-	defer rows.Close()
-	var out []Metric
-	for rows.Next() {
+	return queryAll(s.db, "read metrics", func(sc scanner) (Metric, error) {
 		var m Metric
 		var l, v, g sql.NullFloat64
-		if err := rows.Scan(&m.Step, &l, &v, &g, &m.Tokens); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&m.Step, &l, &v, &g, &m.Tokens)
 		m.Loss, m.ValLoss, m.Margin = orNaN(l), orNaN(v), orNaN(g)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, err
+	}, `SELECT step, loss, val_loss, margin, tokens FROM train_metrics WHERE run_id = ? ORDER BY step`, runID)
 }
 
 // AddCheckpoint records a checkpoint whose files are complete.
@@ -199,23 +177,14 @@ func (s *Store) AddCheckpoint(runID string, c Checkpoint) error {
 
 // Checkpoints lists a run's checkpoints in step order.
 func (s *Store) Checkpoints(runID string) ([]Checkpoint, error) {
-	rows, err := s.db.Query(`SELECT step, path, val_loss, created FROM train_checkpoints WHERE run_id = ? ORDER BY step`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("history: read checkpoints: %w", err)
-	}
-	defer rows.Close()
-	var out []Checkpoint
-	for rows.Next() {
+	return queryAll(s.db, "read checkpoints", func(sc scanner) (Checkpoint, error) {
 		var c Checkpoint
 		var v sql.NullFloat64
 		var cr int64
-		if err := rows.Scan(&c.Step, &c.Path, &v, &cr); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&c.Step, &c.Path, &v, &cr)
 		c.ValLoss, c.Created = orNaN(v), fromMillis(cr)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return c, err
+	}, `SELECT step, path, val_loss, created FROM train_checkpoints WHERE run_id = ? ORDER BY step`, runID)
 }
 
 // RewindRun forgets a run's metrics and checkpoints past step (a run

@@ -68,31 +68,23 @@ func archive(tx *sql.Tx, id string) error {
 // Versions returns every version of message id in order, the one in use
 // included (its Version equals the message's).
 func (s *Store) Versions(id string) ([]Message, error) {
-	rows, err := s.db.Query(`SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens,
+	out, err := queryAll(s.db, "read versions", func(sc scanner) (Message, error) {
+		m := Message{ID: id, Role: "assistant"}
+		var ttft, elapsed, cr, up int64
+		err := sc.Scan(&m.Version, &m.Origin, &m.Text, &m.Thinking, &m.State, &m.Error, &m.Model,
+			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec,
+			&m.View.From, &m.View.MediaFrom, &cr, &up)
+		m.Stats.TimeToFirst = time.Duration(ttft) * time.Millisecond
+		m.Stats.Elapsed = time.Duration(elapsed) * time.Millisecond
+		m.Created, m.Updated = fromMillis(cr), fromMillis(up)
+		return m, err
+	}, `SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens,
 			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated FROM message_versions WHERE message_id = ?
 		UNION ALL
 		SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens,
 			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated FROM messages WHERE id = ?
 		ORDER BY 1`, id, id)
 	if err != nil {
-		return nil, fmt.Errorf("history: read versions: %w", err)
-	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
-		m := Message{ID: id, Role: "assistant"}
-		var ttft, elapsed, cr, up int64
-		if err := rows.Scan(&m.Version, &m.Origin, &m.Text, &m.Thinking, &m.State, &m.Error, &m.Model,
-			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec,
-			&m.View.From, &m.View.MediaFrom, &cr, &up); err != nil {
-			return nil, err
-		}
-		m.Stats.TimeToFirst = time.Duration(ttft) * time.Millisecond
-		m.Stats.Elapsed = time.Duration(elapsed) * time.Millisecond
-		m.Created, m.Updated = fromMillis(cr), fromMillis(up)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"perch/internal/durable"
 )
 
 var errStalled = errors.New("download stalled")
@@ -62,7 +64,7 @@ func (h *Hub) fetchFile(ctx context.Context, repo Repo, commit string, f RemoteF
 	if err := os.Rename(p.path, blob); err != nil {
 		return diskError(fmt.Errorf("%s: publish: %w", f.Path, err))
 	}
-	syncDir(filepath.Dir(blob))
+	durable.SyncDir(filepath.Dir(blob))
 	t.fileDone()
 	return h.link(repo, commit, f)
 }
@@ -317,13 +319,6 @@ func (h *Hub) link(repo Repo, commit string, f RemoteFile) error {
 		return diskError(fmt.Errorf("link %s: %w", f.Path, err))
 	}
 	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // bareError drops the absolute path from a file-system error, so messages

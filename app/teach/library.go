@@ -14,6 +14,7 @@ import (
 	"perch/app/history"
 	"perch/engine/lora"
 	"perch/engine/regfile"
+	"perch/internal/durable"
 	"perch/ui"
 )
 
@@ -249,22 +250,7 @@ func copyAdapter(src, dst string) error {
 			return fmt.Errorf("copy the adapter: %w", err)
 		}
 	}
-	if err := syncDir(tmp); err != nil {
-		return err
-	}
-	old := dst + ".old"
-	os.RemoveAll(old)
-	if _, err := os.Stat(dst); err == nil {
-		if err := os.Rename(dst, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Rename(old, dst)
-		return err
-	}
-	os.RemoveAll(old)
-	return syncDir(filepath.Dir(dst))
+	return durable.ReplaceDir(tmp, dst)
 }
 
 func copyFile(src, dst string) error {
@@ -286,13 +272,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -2,7 +2,6 @@ package teach
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -51,9 +50,8 @@ func (s *Service) Start(plan ui.TrainPlan) (ui.TrainRun, error) {
 	if err != nil {
 		return ui.TrainRun{}, err
 	}
-	raw, _ := json.Marshal(plan)
 	rec := history.TrainRun{ID: newRunID(), Name: strings.TrimSpace(plan.Name), Base: plan.Base, BaseName: baseName,
-		Method: string(plan.Method), Plan: string(raw), State: history.RunPreparing, Steps: plan.Steps, BestVal: math.NaN()}
+		Method: string(plan.Method), Plan: encodePlan(plan), State: history.RunPreparing, Steps: plan.Steps, BestVal: math.NaN()}
 	rec.Dir = s.runDir(rec.ID)
 	s.mu.Lock()
 	if s.active != nil {
@@ -378,8 +376,8 @@ func (s *Service) ResumeFromCheckpoint(runID string) (ui.TrainRun, error) {
 	if from.Step >= rec.Steps {
 		return ui.TrainRun{}, errors.New("the last checkpoint is the run's last step: nothing is left to train")
 	}
-	var plan ui.TrainPlan
-	if err := json.Unmarshal([]byte(rec.Plan), &plan); err != nil {
+	plan, err := decodePlan(rec.Plan)
+	if err != nil {
 		return ui.TrainRun{}, fmt.Errorf("this run's plan is unreadable: %w", err)
 	}
 	data := filepath.Join(rec.Dir, "data")

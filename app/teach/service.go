@@ -1,7 +1,6 @@
 package teach
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -260,8 +259,7 @@ func (s *Service) tell(u ui.TrainUpdate) {
 
 // toUI is a run as the Teach page shows it.
 func (s *Service) toUI(r history.TrainRun) ui.TrainRun {
-	var plan ui.TrainPlan
-	json.Unmarshal([]byte(r.Plan), &plan)
+	plan, _ := decodePlan(r.Plan) // unreadable: the page shows the run without its plan
 	u := ui.TrainRun{ID: r.ID, Plan: plan, BaseName: r.BaseName, State: ui.RunState(r.State), Step: r.Step, Steps: r.Steps,
 		TokensPerSec: r.TokensPerSec, Started: r.Created, Err: r.Error, BestVal: r.BestVal, BestStep: r.BestStep,
 		AdapterID: r.AdapterID}

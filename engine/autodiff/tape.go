@@ -210,6 +210,7 @@ func sameShape(a, b []int) bool {
 // straight to the inner backend (unwrapping Vars).
 
 func (t *Tape) Name() string { return "autodiff(" + t.b.Name() + ")" }
+func (t *Tape) Lazy() bool   { return t.b.Lazy() }
 
 func (t *Tape) Err() error {
 	if t.err != nil {

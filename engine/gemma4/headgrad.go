@@ -78,18 +78,12 @@ func (m *Text) TargetLogProbs(hn, targets tensor.Tensor, grad bool, blockBytes i
 	return logp, dhn
 }
 
-// softcapLogSoftmax is what a backend may implement to fuse headBlock
-// (the Go backend's fast path does; ok false declines).
-type softcapLogSoftmax interface {
-	SoftcapLogSoftmax(z tensor.Tensor, c float32, grad bool) (lse, pd tensor.Tensor, ok bool)
-}
-
 // headBlock returns, for one block of raw logits z [n, blk], the block's
 // log-sum-exp of the capped logits [n, 1] and, with grad, their softmax
 // times the cap's derivative [n, blk].
 func (m *Text) headBlock(z tensor.Tensor, softcap func(tensor.Tensor) (tensor.Tensor, tensor.Tensor), grad bool) (lse, pd tensor.Tensor) {
 	b := m.b
-	if f, ok := b.(softcapLogSoftmax); ok {
+	if f := tensor.FusedOf(b); f != nil {
 		if lse, pd, ok := f.SoftcapLogSoftmax(z, float32(m.Cfg.FinalLogitSoftcapping), grad); ok {
 			return lse, pd
 		}

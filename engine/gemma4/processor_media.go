@@ -127,8 +127,12 @@ func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o P
 // mediaKey names a part's prepared form: its kind, content hash and the
 // settings that shape it. It also refuses media the model cannot take.
 func (p *Processor) mediaKey(part prompt.Part, o PrepareOptions) (string, error) {
-	h := sha256.Sum256(part.Data)
-	key := string(part.Type) + ":" + hex.EncodeToString(h[:]) + ":"
+	sum := part.Hash
+	if sum == "" {
+		h := sha256.Sum256(part.Data)
+		sum = hex.EncodeToString(h[:])
+	}
+	key := string(part.Type) + ":" + sum + ":"
 	switch part.Type {
 	case prompt.Image:
 		budget, err := p.imageBudget(o.ImageTokens)

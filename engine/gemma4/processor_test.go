@@ -2,6 +2,8 @@ package gemma4
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -216,6 +218,24 @@ func TestPreparedMediaAreCachedByContent(t *testing.T) {
 	ask(PrepareOptions{ImageTokens: 70})
 	if n := picture.Decodes() - before; n != 2 {
 		t.Fatalf("a new budget should prepare the photo again (decodes %d)", n)
+	}
+	// A part that carries its hash is known by it, not hashed again: the
+	// same bytes declared under another hash are another entry.
+	declared := func(hash string) *Prepared {
+		t.Helper()
+		prep, err := p.Prepare(context.Background(), []prompt.Message{{Role: prompt.User,
+			Content: []prompt.Part{{Type: prompt.Image, Data: img, Hash: hash}, {Type: prompt.Text, Text: "hi"}}}}, PrepareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prep
+	}
+	sum := sha256.Sum256(img)
+	if prep := declared(hex.EncodeToString(sum[:])); prep.Media[0].Media != first.Media[0].Media || picture.Decodes()-before != 2 {
+		t.Fatalf("the photo under its own hash was prepared again (decodes %d)", picture.Decodes()-before)
+	}
+	if declared("another"); picture.Decodes()-before != 3 {
+		t.Fatalf("a declared hash was not the key: decodes %d, want 3", picture.Decodes()-before)
 	}
 }
 

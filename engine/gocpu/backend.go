@@ -51,6 +51,9 @@ func New(opt Options) *Backend {
 	return &Backend{opt: opt, pool: newPool(n)}
 }
 
+// Lazy implements tensor.Backend: every op computes before it returns.
+func (b *Backend) Lazy() bool { return false }
+
 func (b *Backend) Name() string {
 	if b.opt.Plain {
 		return "go-plain"

@@ -9,6 +9,8 @@ import (
 // Fused gradients for training (engine/autodiff uses them when a backend
 // has them): one pass each instead of a chain of elementwise ops.
 
+var _ tensor.Fused = (*Backend)(nil)
+
 // GeluTanhGrad is g·gelu_tanh'(x), x and g of one shape.
 func (b *Backend) GeluTanhGrad(x, g tensor.Tensor) tensor.Tensor {
 	if !b.ok("GeluTanhGrad", x, g) {

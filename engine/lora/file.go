@@ -11,6 +11,7 @@ import (
 	"perch/engine/gocpu"
 	"perch/engine/regfile"
 	"perch/engine/safetensors"
+	"perch/internal/durable"
 )
 
 // maxWeightsBytes caps adapters.safetensors (a rank-64 adapter of every
@@ -108,47 +109,13 @@ func (a *Adapter) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("save adapter: %w", err)
 	}
-	if err := atomicWrite(dir, WeightsFile, func(p string) error {
+	if err := durable.Fill(filepath.Join(dir, WeightsFile), func(p string) error {
 		return safetensors.Write(p, ts, map[string]string{"format": "mlx"})
 	}); err != nil {
-		return err
+		return fmt.Errorf("save adapter %s: %w", filepath.Join(dir, WeightsFile), err)
 	}
-	return atomicWrite(dir, ConfigFile, func(p string) error { return os.WriteFile(p, append(cfg, '\n'), 0o644) })
-}
-
-// atomicWrite has write fill a temporary file in dir, syncs it, renames it
-// to name and syncs dir.
-func atomicWrite(dir, name string, write func(path string) error) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save adapter: %w", err)
+	if err := durable.WriteFile(filepath.Join(dir, ConfigFile), append(cfg, '\n'), 0o755); err != nil {
+		return fmt.Errorf("save adapter %s: %w", filepath.Join(dir, ConfigFile), err)
 	}
-	p := tmp.Name()
-	tmp.Close()
-	fail := func(err error) error {
-		os.Remove(p)
-		return fmt.Errorf("save adapter %s: %w", filepath.Join(dir, name), err)
-	}
-	if err := write(p); err != nil {
-		return fail(err)
-	}
-	if err := syncPath(p); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
-		return fail(err)
-	}
-	return syncPath(dir)
-}
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil
 }

@@ -74,6 +74,9 @@ func New() (*Backend, error) {
 // Name identifies the backend.
 func (b *Backend) Name() string { return "mlx" }
 
+// Lazy implements tensor.Backend: MLX evaluates graphs when read.
+func (b *Backend) Lazy() bool { return true }
+
 // Device is "gpu" or "cpu".
 func (b *Backend) Device() string {
 	if b.gpu {

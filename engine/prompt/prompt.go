@@ -31,6 +31,9 @@ type Part struct {
 	Text string
 	Data []byte // media bytes for image/audio/video parts
 	Name string // a name for error messages (file name or URL), optional
+	// Hash is Data's SHA-256 in hex when the caller already holds it (the
+	// app's attachments are stored by it); "" lets the processor hash.
+	Hash string
 }
 
 // Message is one chat turn.

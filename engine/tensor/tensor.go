@@ -121,6 +121,9 @@ type Mask struct {
 // needs one OS thread).
 type Backend interface {
 	Name() string
+	// Lazy reports whether ops build a graph that evaluates later (MLX),
+	// so that queueing step n+1 before reading token n pays off.
+	Lazy() bool
 	// Err is the first error any op hit since the last ClearErr.
 	Err() error
 	ClearErr()

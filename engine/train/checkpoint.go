@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"path/filepath"
+
+	"perch/internal/durable"
 )
 
 // checkpoint copies the leaves (and the optimizer state) to the host and
@@ -35,7 +37,7 @@ func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
 		r.metrics.addCheckpoint(step, rel, val, hasVal)
 		data := r.metrics.encode()
 		r.metricsMu.Unlock()
-		if err := writeAtomic(r.p.AdapterDir, MetricsFile, data); err != nil {
+		if err := durable.WriteFile(filepath.Join(r.p.AdapterDir, MetricsFile), data, 0o755); err != nil {
 			return fmt.Errorf("%s: %w", MetricsFile, err)
 		}
 		if err := r.sv.save(pt, r.p.AdapterDir); err != nil {
@@ -65,6 +67,6 @@ func (r *runner) writeMetrics() {
 		r.metricsMu.Lock()
 		data := r.metrics.encode()
 		r.metricsMu.Unlock()
-		return writeAtomic(r.p.AdapterDir, MetricsFile, data)
+		return durable.WriteFile(filepath.Join(r.p.AdapterDir, MetricsFile), data, 0o755)
 	})
 }

@@ -14,11 +14,19 @@ const (
 	EventStep                        // Step, Metrics, TokensPerSec, ETA
 	EventValidation                  // Step, ValLoss, ValTokens, Elapsed
 	EventCheckpoint                  // Step, Path (saved and renamed into place)
-	EventPaused                      // Step, Text: a request is being served, or the run is paused
+	EventPaused                      // Step, Pause (and Text): a request is being served, or the run is paused
 	EventNotice                      // Text
 	EventDone                        // Result
 	EventError                       // Err
 	EventTest                        // ValLoss: the test set's loss, ValTokens (perch train --test; before EventDone)
+)
+
+// PauseReason says why a run stopped stepping for a while.
+type PauseReason int
+
+const (
+	PauseServing PauseReason = iota + 1 // a request is answered between two steps
+	PauseUser                           // the run was paused; it waits for Resume
 )
 
 // Started describes a run as it begins.
@@ -44,6 +52,7 @@ type Event struct {
 	Elapsed      time.Duration
 	Path         string
 	Text         string
+	Pause        PauseReason // with EventPaused
 	Result       *Result
 	Err          error
 }

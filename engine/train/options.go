@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// DefaultGradClip is the gradient clip both front ends start from (perch
+// train's --grad-clip, the Teach page's runs): a step's global norm above
+// it is scaled down, so one outlier batch cannot wreck a small adapter.
+const DefaultGradClip = 1.0
+
 // Options configure a Trainer.
 type Options struct {
 	Method Method

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"perch/internal/durable"
 )
 
 // Stepper is what a run drives: the Trainer (Driven), or a test's fake.
@@ -376,7 +378,7 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 	if err != nil {
 		r.metrics.Error = err.Error()
 	}
-	if werr := writeAtomic(r.p.AdapterDir, MetricsFile, r.metrics.encode()); werr != nil && err == nil {
+	if werr := durable.WriteFile(filepath.Join(r.p.AdapterDir, MetricsFile), r.metrics.encode(), 0o755); werr != nil && err == nil {
 		err = fmt.Errorf("%s: %w", MetricsFile, werr)
 	}
 	if b := r.metrics.Best; b != nil {

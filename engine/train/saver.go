@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"perch/engine/lora"
+	"perch/internal/durable"
 )
 
 // Snapshot is a host copy of an adapter's leaves that can be written to a
@@ -102,20 +103,12 @@ func (s *saver) checkpoint(snap Snapshot, name string) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	final := filepath.Join(root, name)
-	if _, err := os.Lstat(final); err == nil { // a rerun into the same folder replaces its checkpoint
-		old := tmp + ".old"
-		if err := os.Rename(final, old); err != nil {
-			os.RemoveAll(tmp)
-			return err
-		}
-		defer os.RemoveAll(old)
-	}
-	if err := os.Rename(tmp, final); err != nil {
+	// a rerun into the same folder replaces its checkpoint
+	if err := durable.ReplaceDir(tmp, filepath.Join(root, name)); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
-	return syncDir(root)
+	return nil
 }
 
 // removeStale deletes the temporary files and folders an interrupted run
@@ -125,7 +118,8 @@ func removeStale(dir string) {
 	for _, e := range top {
 		n := e.Name()
 		for _, f := range []string{lora.WeightsFile, lora.ConfigFile, ResumeFile, MetricsFile} {
-			if strings.HasPrefix(n, "."+f+".tmp-") {
+			// ours, and durable's (".NAME-*.tmp")
+			if strings.HasPrefix(n, "."+f+".tmp-") || strings.HasPrefix(n, "."+f+"-") && strings.HasSuffix(n, ".tmp") {
 				os.Remove(filepath.Join(dir, n))
 			}
 		}
@@ -137,42 +131,4 @@ func removeStale(dir string) {
 			os.RemoveAll(filepath.Join(root, n))
 		}
 	}
-}
-
-// writeAtomic writes data to dir/name through a synced temporary file.
-func writeAtomic(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"perch/engine/lora"
 	"perch/engine/regfile"
 	"perch/engine/safetensors"
+
+	"perch/internal/durable"
 )
 
 // ResumeFile is written beside every adapter a run saves (each checkpoint
@@ -108,24 +110,12 @@ func (s *State) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+ResumeFile+".tmp-*")
-	if err != nil {
-		return err
+	kv := map[string]string{"perch_resume": string(js)}
+	path := filepath.Join(dir, ResumeFile)
+	if err := durable.Fill(path, func(tmp string) error { return safetensors.Write(tmp, ts, kv) }); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	tmp := f.Name()
-	f.Close()
-	err = safetensors.Write(tmp, ts, map[string]string{"perch_resume": string(js)})
-	if err == nil {
-		err = syncFile(tmp)
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, ResumeFile))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", filepath.Join(dir, ResumeFile), err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 // ReadState reads dir/resume.safetensors.
