@@ -14,7 +14,7 @@
 set -u
 bin=$1 model=$2 out=$3
 # SCREENSHOT_TIMEOUT: seconds for the whole story (a busy machine trains slowly).
-limit=${SCREENSHOT_TIMEOUT:-240}
+limit=${SCREENSHOT_TIMEOUT:-600}
 [ -x "$bin" ] || { echo "screenshot: $bin is not built" >&2; exit 1; }
 [ -f "$model/config.json" ] || { echo "screenshot: no model at $model" >&2; exit 1; }
 home=$(mktemp -d)

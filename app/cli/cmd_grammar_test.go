@@ -15,7 +15,7 @@ func TestGrammarCheck(t *testing.T) {
 	os.WriteFile(schema, []byte(`{"type":"object","properties":{"n":{"type":"integer","maximum":9}},"required":["n"],"additionalProperties":false}`), 0o644)
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"type":"string","pattern":"(?!x)"}`), 0o644)
-	model := filepath.Join("..", "testdata", "models", "text-tiny")
+	model := tinyModel
 	for _, tc := range []struct {
 		schema, in       string
 		compiled, accept bool
