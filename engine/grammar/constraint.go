@@ -62,6 +62,11 @@ func (c *Constraint) Mask() []uint64 {
 	c.m.scratch = true
 	if sl, room := c.stringSlice(); sl != nil {
 		copy(c.mask, sl.upTo[min(room, len(sl.upTo)-1)])
+		if f := &c.states[0].f; f.re != nil {
+			for i, w := range c.g.plainFor(sl, f.re, f.st, c.v.size) {
+				c.mask[i] &= w
+			}
+		}
 		c.walk(&sl.rest, 0, c.states, 0)
 	} else {
 		clear(c.mask)
@@ -85,13 +90,13 @@ func (c *Constraint) Allowed(id int32) bool {
 }
 
 // stringSlice is the slicer for the current state when it is one string
-// with no regex, and how many characters that string still has room for.
+// between characters, and how many characters it still has room for.
 func (c *Constraint) stringSlice() (*slicer, int) {
 	if len(c.states) != 1 || c.states[0] == nil {
 		return nil, 0
 	}
 	f := &c.states[0].f
-	if f.k != fStr || f.re != nil || (f.aux != sPlain && f.aux != sAfterLT) {
+	if f.k != fStr || (f.aux != sPlain && f.aux != sAfterLT) {
 		return nil, 0
 	}
 	room := 1 << 30
@@ -166,4 +171,63 @@ func (c *Constraint) tokenBytes(id int32) ([]byte, bool) {
 		return nil, false
 	}
 	return c.v.bytes[id], true
+}
+
+// maxPlainCache bounds the regex states whose plain-token sets a grammar keeps.
+const maxPlainCache = 256
+
+type dfaState struct {
+	re *dfa
+	st int32
+}
+
+// plainFor is the set of plain tokens whose characters the regex takes
+// from state st without dying, computed once per state by walking the
+// plain tokens' trie with the DFA alone.
+func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
+	key := dfaState{re, st}
+	if set, ok := g.plainCache[key]; ok {
+		return set
+	}
+	set := make([]uint64, (size+63)/64)
+	walkPlain(&sl.plain, 0, re, st, 0, 0, set)
+	if g.plainCache == nil {
+		g.plainCache = map[dfaState][]uint64{}
+	}
+	if len(g.plainCache) < maxPlainCache {
+		g.plainCache[key] = set
+	}
+	return set
+}
+
+// walkPlain follows the trie from node with the DFA at st; cp and need are
+// a character's bits so far and its continuation bytes still to come.
+func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []uint64) {
+	if need == 0 {
+		for _, id := range t.toks[t.tokAt[node]:t.tokAt[node+1]] {
+			set[id>>6] |= 1 << (id & 63)
+		}
+	}
+	for e := t.first[node]; e < t.first[node+1]; e++ {
+		b := t.label[e]
+		nst, ncp, nneed := st, cp, need
+		switch {
+		case need > 0:
+			ncp, nneed = cp<<6|rune(b&0x3F), need-1
+		case b < 0x80:
+			ncp, nneed = rune(b), 0
+		case b >= 0xF0:
+			ncp, nneed = rune(b&0x07), 3
+		case b >= 0xE0:
+			ncp, nneed = rune(b&0x0F), 2
+		default:
+			ncp, nneed = rune(b&0x1F), 1
+		}
+		if nneed == 0 {
+			if nst = re.next(st, ncp); nst == 0 {
+				continue
+			}
+		}
+		walkPlain(t, t.to[e], re, nst, ncp, nneed, set)
+	}
 }

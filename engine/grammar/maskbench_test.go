@@ -39,7 +39,7 @@ func BenchmarkMaskBench(b *testing.B) {
 		splits := map[string]*benchSplit{}
 		total := &benchSplit{}
 		for _, f := range files {
-			name := strings.SplitN(filepath.Base(f), "---", 2)[0]
+			name := splitName(filepath.Base(f))
 			sp := splits[name]
 			if sp == nil {
 				sp = &benchSplit{}
@@ -81,10 +81,9 @@ func BenchmarkMaskBench(b *testing.B) {
 
 type benchSplit struct {
 	schemas, passing, compileErr, validationErr, invalidationErr int
-	tbm, ttfm                                                   []float64 // µs
-	errors                                                      []string
+	tbm, ttfm                                                    []float64 // µs
+	errors                                                       []string
 }
-
 
 type encoder interface {
 	Encode(text string, addSpecial bool) []int32
@@ -183,4 +182,19 @@ func mean(xs []float64) float64 {
 		t += x
 	}
 	return t / float64(len(xs))
+}
+
+// splitName is the data split a MaskBench file belongs to: the part before
+// "---", or for BFCL files the name without its "_N.json" number.
+func splitName(file string) string {
+	if before, _, ok := strings.Cut(file, "---"); ok {
+		return before
+	}
+	name := strings.TrimSuffix(file, ".json")
+	if i := strings.LastIndexByte(name, '_'); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
 }
