@@ -87,7 +87,12 @@ type benchCase struct {
 	prompt  int // prompt tokens
 	steps   int // decode steps
 	threads int // Go backend workers (0: GOMAXPROCS)
+	schema  string // a ResponseSchema the answer follows (decode with a grammar)
 }
+
+// benchSchema cannot be complete within a benchmark's steps, so every step
+// is masked: a string of at least 1,000 characters.
+const benchSchema = `{"type":"object","properties":{"text":{"type":"string","minLength":1000}},"required":["text"]}`
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step. MLX runs of the
@@ -95,12 +100,14 @@ type benchCase struct {
 // take seconds per token.
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, 0},
-		{"text-tiny", BackendMLX, 64, 64, 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0},
+		{"text-tiny", BackendGo, 64, 64, 0, ""},
+		{"text-tiny", BackendGo, 64, 64, 0, benchSchema},
+		{"text-tiny", BackendMLX, 64, 64, 0, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, benchSchema},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, ""},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, ""},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
@@ -109,6 +116,9 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		if c.model != "text-tiny" && c.backend == BackendGo && c.prompt != 64 {
 			name += "/prompt=" + strconv.Itoa(c.prompt)
+		}
+		if c.schema != "" {
+			name += "/schema"
 		}
 		b.Run(name, func(b *testing.B) {
 			if c.backend == BackendMLX {
@@ -125,7 +135,7 @@ func BenchmarkEngine(b *testing.B) {
 				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
 				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
 			}
-			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 {
+			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 && c.schema == "" {
 				reportBandwidth(b, dir, c)
 			}
 		})
@@ -151,7 +161,8 @@ func runBench(b *testing.B, dir string, c benchCase) benchResult {
 		prompt[i] = int32(3 + i*37%1000)
 	}
 	zero := float32(0)
-	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero}})
+	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
+		ResponseSchema: []byte(c.schema)})
 	if err != nil {
 		b.Fatal(err)
 	}
