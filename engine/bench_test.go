@@ -84,9 +84,9 @@ func benchModel(b *testing.B, name string) string {
 type benchCase struct {
 	model   string
 	backend string
-	prompt  int // prompt tokens
-	steps   int // decode steps
-	threads int // Go backend workers (0: GOMAXPROCS)
+	prompt  int    // prompt tokens
+	steps   int    // decode steps
+	threads int    // Go backend workers (0: GOMAXPROCS)
 	schema  string // a ResponseSchema the answer follows (decode with a grammar)
 }
 

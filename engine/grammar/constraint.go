@@ -30,7 +30,11 @@ func NewConstraint(g *Grammar, v *Vocab, stops []int32) *Constraint {
 // Reset goes back to the start.
 func (c *Constraint) Reset() {
 	if c.g.calls != nil {
-		c.states = []*stack{{f: frame{k: fCalls, phase: pOpen}}}
+		phase := pOpen
+		if c.g.calls.text {
+			phase = pText
+		}
+		c.states = []*stack{{f: frame{k: fCalls, phase: phase}}}
 		return
 	}
 	c.states = []*stack{{f: frame{k: fValue, n: c.g.root}}}
