@@ -48,7 +48,11 @@ func BenchmarkMaskBench(b *testing.B) {
 			if limit > 0 && sp.schemas >= limit {
 				continue
 			}
+			t0 := time.Now()
 			runMaskBenchFile(b, f, tok, v, eos, sp, total)
+			if d := time.Since(t0); d > 5*time.Second {
+				b.Logf("slow: %s took %v", filepath.Base(f), d.Round(time.Millisecond))
+			}
 		}
 		names := make([]string, 0, len(splits))
 		for n := range splits {
@@ -130,7 +134,13 @@ func runMaskBenchFile(b *testing.B, path string, tok encoder, v *Vocab, eos int3
 		c := NewConstraint(g, v, []int32{eos})
 		accepted := true
 		var times []float64
+		deadline := time.Now().Add(20 * time.Second) // an instance past it counts as refused
 		for _, id := range append(ids, eos) {
+			if time.Now().After(deadline) {
+				accepted = false
+				total.errors = append(total.errors, fmt.Sprintf("%s: test %d: over 20 s, stopped", filepath.Base(path), i))
+				break
+			}
 			t0 := time.Now()
 			c.Mask()
 			times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
