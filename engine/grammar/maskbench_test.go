@@ -35,7 +35,11 @@ func BenchmarkMaskBench(b *testing.B) {
 	eos, _ := tok.EOS()
 	limit, _ := strconv.Atoi(os.Getenv("PERCH_MASKBENCH_LIMIT"))
 	sort.Strings(files)
-	for range b.N {
+	if maskBenchTotal != nil { // one pass over the data is the measurement
+		reportMaskBench(b, maskBenchTotal)
+		return
+	}
+	{
 		splits := map[string]*benchSplit{}
 		total := &benchSplit{}
 		for _, f := range files {
@@ -69,18 +73,27 @@ func BenchmarkMaskBench(b *testing.B) {
 			b.Logf("%-16s %7d %7d %7d %6d %6d %8.1fµs %8.1fµs %8.1fµs %8.1fµs %8.1fµs", n, sp.schemas, sp.passing, sp.compileErr,
 				sp.validationErr, sp.invalidationErr, pct(sp.tbm, 50), pct(sp.tbm, 99), mean(sp.tbm), pct(sp.ttfm, 50), pct(sp.ttfm, 99))
 		}
-		b.ReportMetric(float64(total.passing), "passing")
-		b.ReportMetric(float64(total.invalidationErr), "invalidation-errors")
-		b.ReportMetric(float64(total.validationErr), "validation-errors")
-		b.ReportMetric(pct(total.tbm, 50), "TBM-p50-µs")
-		b.ReportMetric(pct(total.tbm, 99), "TBM-p99-µs")
-		b.ReportMetric(pct(total.ttfm, 50), "TTFM-p50-µs")
+		maskBenchTotal = total
+		reportMaskBench(b, total)
 		if os.Getenv("PERCH_MASKBENCH_ERRORS") != "" {
 			for _, e := range total.errors {
 				b.Log(e)
 			}
 		}
 	}
+}
+
+// maskBenchTotal keeps the first pass's totals for the harness's later calls.
+var maskBenchTotal *benchSplit
+
+func reportMaskBench(b *testing.B, total *benchSplit) {
+	b.ReportMetric(float64(total.passing), "passing")
+	b.ReportMetric(float64(total.compileErr), "compile-errors")
+	b.ReportMetric(float64(total.invalidationErr), "invalidation-errors")
+	b.ReportMetric(float64(total.validationErr), "validation-errors")
+	b.ReportMetric(pct(total.tbm, 50), "TBM-p50-µs")
+	b.ReportMetric(pct(total.tbm, 99), "TBM-p99-µs")
+	b.ReportMetric(pct(total.ttfm, 50), "TTFM-p50-µs")
 }
 
 type benchSplit struct {
