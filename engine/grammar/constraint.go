@@ -15,6 +15,8 @@ type Constraint struct {
 	states []*stack
 	bufs   [][]*stack
 	mask   []uint64
+	strs   []*stack // Mask's readings inside strings
+	others []*stack
 }
 
 // NewConstraint starts a generation; stops are the ids that may end it
@@ -63,19 +65,41 @@ func (c *Constraint) CanEnd() bool {
 // Mask computes the allowed tokens as a bitset over the vocabulary (bit i
 // of word i/64); it is valid until the next call.
 func (c *Constraint) Mask() []uint64 {
+	// Each reading contributes its own tokens: a string between characters
+	// through the slicer (its plain tokens by table, the rest walked), any
+	// other reading by walking the whole trie.
+	clear(c.mask)
 	c.m.scratch = true
-	if sl, room := c.stringSlice(); sl != nil {
-		copy(c.mask, sl.upTo[min(room, len(sl.upTo)-1)])
-		if f := &c.states[0].f; f.re != nil {
+	sl := &c.v.json
+	if c.g.tool {
+		sl = &c.v.tool
+	}
+	strs, others := c.strs[:0], c.others[:0]
+	for _, s := range c.states {
+		room, ok := plainString(s)
+		if !ok {
+			others = append(others, s)
+			continue
+		}
+		strs = append(strs, s)
+		plain := sl.upTo[min(room, len(sl.upTo)-1)]
+		if f := &s.f; f.re != nil {
 			for i, w := range c.g.plainFor(sl, f.re, f.st, c.v.size) {
-				c.mask[i] &= w
+				c.mask[i] |= w & plain[i]
+			}
+		} else {
+			for i, w := range plain {
+				c.mask[i] |= w
 			}
 		}
-		c.walk(&sl.rest, 0, c.states, 0)
-	} else {
-		clear(c.mask)
-		c.walk(&c.v.all, 0, c.states, 0)
 	}
+	if len(strs) > 0 {
+		c.walk(&sl.rest, 0, strs, 0)
+	}
+	if len(others) > 0 {
+		c.walk(&c.v.all, 0, others, 0)
+	}
+	c.strs, c.others = strs, others
 	c.m.scratch = false
 	c.m.resetArena()
 	if c.CanEnd() {
@@ -93,24 +117,21 @@ func (c *Constraint) Allowed(id int32) bool {
 	return id >= 0 && int(id) < c.v.size && c.mask[id>>6]&(1<<(id&63)) != 0
 }
 
-// stringSlice is the slicer for the current state when it is one string
-// between characters, and how many characters it still has room for.
-func (c *Constraint) stringSlice() (*slicer, int) {
-	if len(c.states) != 1 || c.states[0] == nil {
-		return nil, 0
+// plainString reports whether s is inside a string between characters,
+// and how many characters that string still has room for.
+func plainString(s *stack) (int, bool) {
+	if s == nil {
+		return 0, false
 	}
-	f := &c.states[0].f
+	f := &s.f
 	if f.k != fStr || (f.aux != sPlain && f.aux != sAfterLT) {
-		return nil, 0
+		return 0, false
 	}
 	room := 1 << 30
 	if !f.key && f.n.maxLen >= 0 {
 		room = f.n.maxLen - int(f.cnt)
 	}
-	if c.g.tool {
-		return &c.v.tool, room
-	}
-	return &c.v.json, room
+	return room, true
 }
 
 func (c *Constraint) walk(v *trie, node int32, states []*stack, depth int) {
