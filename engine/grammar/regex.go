@@ -404,4 +404,3 @@ func (p *reParser) escape(inClass bool) ([]rune, error) {
 	}
 	return []rune{c, c}, nil
 }
-
