@@ -84,11 +84,16 @@ func benchModel(b *testing.B, name string) string {
 type benchCase struct {
 	model   string
 	backend string
-	prompt  int  // prompt tokens
-	steps   int  // decode steps
-	threads int  // Go backend workers (0: GOMAXPROCS)
-	int8    bool // Go backend's int8 prefill (Options.IntPrefill)
+	prompt  int    // prompt tokens
+	steps   int    // decode steps
+	threads int    // Go backend workers (0: GOMAXPROCS)
+	int8    bool   // Go backend's int8 prefill (Options.IntPrefill)
+	schema  string // a ResponseSchema the answer follows (decode with a grammar)
 }
+
+// benchSchema cannot be complete within a benchmark's steps, so every step
+// is masked: a string of at least 1,000 characters.
+const benchSchema = `{"type":"object","properties":{"text":{"type":"string","minLength":1000}},"required":["text"]}`
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step; on the Go
@@ -98,17 +103,19 @@ type benchCase struct {
 // take seconds per token.
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, 0, false},
-		{"text-tiny", BackendMLX, 64, 64, 0, false},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, true},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, true},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, false},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, true},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, false},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, true},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, false},
+		{"text-tiny", BackendGo, 64, 64, 0, false, ""},
+		{"text-tiny", BackendGo, 64, 64, 0, false, benchSchema},
+		{"text-tiny", BackendMLX, 64, 64, 0, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, benchSchema},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, true, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, true, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, true, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, true, ""},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, false, ""},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
@@ -120,6 +127,9 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		if c.int8 {
 			name += "/int8"
+		}
+		if c.schema != "" {
+			name += "/schema"
 		}
 		b.Run(name, func(b *testing.B) {
 			if c.backend == BackendMLX {
@@ -136,7 +146,7 @@ func BenchmarkEngine(b *testing.B) {
 				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
 				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
 			}
-			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 && !c.int8 {
+			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 && !c.int8 && c.schema == "" {
 				reportBandwidth(b, dir, c)
 			}
 		})
@@ -162,7 +172,8 @@ func runBench(b *testing.B, dir string, c benchCase) benchResult {
 		prompt[i] = int32(3 + i*37%1000)
 	}
 	zero := float32(0)
-	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero}})
+	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
+		ResponseSchema: []byte(c.schema)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,15 @@ func constrained(req Request) bool {
 	if len(req.Tools) == 0 || req.ToolChoice.Mode == ToolNone {
 		return false
 	}
-	return req.ToolChoice.Mode == ToolRequired || req.ToolChoice.Mode == ToolFunction
+	if req.ToolChoice.Mode == ToolRequired || req.ToolChoice.Mode == ToolFunction {
+		return true
+	}
+	for _, t := range req.Tools {
+		if t.Strict {
+			return true
+		}
+	}
+	return false
 }
 
 // compileConstraint compiles the request's grammar, limits first; nil when
@@ -74,17 +82,36 @@ func (e *Engine) compileTools(req Request) (*grammar.Grammar, []int32, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("constrained tool calls: the tokenizer has no <|tool_response> token")
 	}
+	auto := req.ToolChoice.Mode == ToolAuto
 	var tools []grammar.Tool
 	for _, t := range req.Tools {
 		if req.ToolChoice.Mode == ToolFunction && t.Name != req.ToolChoice.Name {
 			continue
 		}
-		tools = append(tools, grammar.Tool{Name: t.Name, Parameters: t.Parameters})
+		params := t.Parameters
+		if auto && !t.Strict {
+			params = nil // under auto only strict tools' arguments are constrained
+		}
+		tools = append(tools, grammar.Tool{Name: t.Name, Parameters: params})
 	}
 	if len(tools) == 0 {
 		return nil, nil, &SchemaError{Msg: fmt.Sprintf("tool_choice names %q, which is not among the tools", req.ToolChoice.Name)}
 	}
 	parallel := req.ParallelToolCalls == nil || *req.ParallelToolCalls
+	if auto { // text, or calls with strict arguments; the text may end the answer
+		var barred []int32
+		for _, text := range []string{"<|tool>", "<tool|>", "<tool_response|>"} {
+			if id, ok := e.tok.TokenID(text); ok {
+				barred = append(barred, id)
+			}
+		}
+		stops := []int32{resp}
+		for id := range e.stops {
+			stops = append(stops, id)
+		}
+		g, err := grammar.CompileToolsOrText(tools, sp, parallel, barred)
+		return g, stops, err
+	}
 	g, err := grammar.CompileTools(tools, sp, parallel)
 	return g, []int32{resp}, err
 }

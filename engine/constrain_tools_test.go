@@ -134,3 +134,52 @@ func TestToolChoiceRequiredCallsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictToolUnderAuto: with tool_choice auto and a strict tool the
+// model may answer text, but each call it makes has valid arguments.
+func TestStrictToolUnderAuto(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{})
+	one := float32(1)
+	calls, texts := 0, 0
+	var args []string
+	for seed := uint64(1); seed <= 40; seed++ {
+		s := seed
+		ch, err := e.Generate(context.Background(), Request{Messages: []Message{Text(RoleUser, "weather?")}, MaxTokens: 100,
+			Tools:    []Tool{{Name: "get_weather", Parameters: []byte(weatherParams), Strict: true}},
+			Sampling: Sampling{Temperature: &one, Seed: &s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, last := collect(t, ch)
+		if last.Kind != EventDone {
+			t.Fatalf("seed %d: %v", seed, last.Err)
+		}
+		text := e.tok.Decode(last.Stats.TokenIDs, false)
+		i := strings.Index(text, "<|tool_call>")
+		if i < 0 {
+			texts++
+			continue
+		}
+		end := strings.Index(text[i:], "<tool_call|>")
+		if end < 0 {
+			continue // cut short by the token budget
+		}
+		calls++
+		call := text[i+len("<|tool_call>call:get_weather") : i+end]
+		p := &gemmaArgs{s: call}
+		v, err := p.value()
+		if err != nil || p.pos != len(p.s) {
+			t.Fatalf("seed %d: arguments %q do not read back: %v", seed, call, err)
+		}
+		j, _ := json.Marshal(v)
+		args = append(args, string(j))
+	}
+	t.Logf("%d answers with a call, %d without", calls, texts)
+	if res, ok := validateWithPython(t, weatherParams, args); ok {
+		for i, valid := range res {
+			if !valid {
+				t.Errorf("arguments %s do not validate", args[i])
+			}
+		}
+	}
+}

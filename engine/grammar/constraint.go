@@ -15,6 +15,8 @@ type Constraint struct {
 	states []*stack
 	bufs   [][]*stack
 	mask   []uint64
+	strs   []*stack // Mask's readings inside strings
+	others []*stack
 }
 
 // NewConstraint starts a generation; stops are the ids that may end it
@@ -30,7 +32,11 @@ func NewConstraint(g *Grammar, v *Vocab, stops []int32) *Constraint {
 // Reset goes back to the start.
 func (c *Constraint) Reset() {
 	if c.g.calls != nil {
-		c.states = []*stack{{f: frame{k: fCalls, phase: pOpen}}}
+		phase := pOpen
+		if c.g.calls.text {
+			phase = pText
+		}
+		c.states = []*stack{{f: frame{k: fCalls, phase: phase}}}
 		return
 	}
 	c.states = []*stack{{f: frame{k: fValue, n: c.g.root}}}
@@ -59,14 +65,41 @@ func (c *Constraint) CanEnd() bool {
 // Mask computes the allowed tokens as a bitset over the vocabulary (bit i
 // of word i/64); it is valid until the next call.
 func (c *Constraint) Mask() []uint64 {
+	// Each reading contributes its own tokens: a string between characters
+	// through the slicer (its plain tokens by table, the rest walked), any
+	// other reading by walking the whole trie.
+	clear(c.mask)
 	c.m.scratch = true
-	if sl, room := c.stringSlice(); sl != nil {
-		copy(c.mask, sl.upTo[min(room, len(sl.upTo)-1)])
-		c.walk(&sl.rest, 0, c.states, 0)
-	} else {
-		clear(c.mask)
-		c.walk(&c.v.all, 0, c.states, 0)
+	sl := &c.v.json
+	if c.g.tool {
+		sl = &c.v.tool
 	}
+	strs, others := c.strs[:0], c.others[:0]
+	for _, s := range c.states {
+		room, ok := plainString(s)
+		if !ok {
+			others = append(others, s)
+			continue
+		}
+		strs = append(strs, s)
+		plain := sl.upTo[min(room, len(sl.upTo)-1)]
+		if f := &s.f; f.re != nil {
+			for i, w := range c.g.plainFor(sl, f.re, f.st, c.v.size) {
+				c.mask[i] |= w & plain[i]
+			}
+		} else {
+			for i, w := range plain {
+				c.mask[i] |= w
+			}
+		}
+	}
+	if len(strs) > 0 {
+		c.walk(&sl.rest, 0, strs, 0)
+	}
+	if len(others) > 0 {
+		c.walk(&c.v.all, 0, others, 0)
+	}
+	c.strs, c.others = strs, others
 	c.m.scratch = false
 	c.m.resetArena()
 	if c.CanEnd() {
@@ -84,24 +117,21 @@ func (c *Constraint) Allowed(id int32) bool {
 	return id >= 0 && int(id) < c.v.size && c.mask[id>>6]&(1<<(id&63)) != 0
 }
 
-// stringSlice is the slicer for the current state when it is one string
-// with no regex, and how many characters that string still has room for.
-func (c *Constraint) stringSlice() (*slicer, int) {
-	if len(c.states) != 1 || c.states[0] == nil {
-		return nil, 0
+// plainString reports whether s is inside a string between characters,
+// and how many characters that string still has room for.
+func plainString(s *stack) (int, bool) {
+	if s == nil {
+		return 0, false
 	}
-	f := &c.states[0].f
-	if f.k != fStr || f.re != nil || (f.aux != sPlain && f.aux != sAfterLT) {
-		return nil, 0
+	f := &s.f
+	if f.k != fStr || (f.aux != sPlain && f.aux != sAfterLT) {
+		return 0, false
 	}
 	room := 1 << 30
 	if !f.key && f.n.maxLen >= 0 {
 		room = f.n.maxLen - int(f.cnt)
 	}
-	if c.g.tool {
-		return &c.v.tool, room
-	}
-	return &c.v.json, room
+	return room, true
 }
 
 func (c *Constraint) walk(v *trie, node int32, states []*stack, depth int) {
@@ -166,4 +196,63 @@ func (c *Constraint) tokenBytes(id int32) ([]byte, bool) {
 		return nil, false
 	}
 	return c.v.bytes[id], true
+}
+
+// maxPlainCache bounds the regex states whose plain-token sets a grammar keeps.
+const maxPlainCache = 256
+
+type dfaState struct {
+	re *dfa
+	st int32
+}
+
+// plainFor is the set of plain tokens whose characters the regex takes
+// from state st without dying, computed once per state by walking the
+// plain tokens' trie with the DFA alone.
+func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
+	key := dfaState{re, st}
+	if set, ok := g.plainCache[key]; ok {
+		return set
+	}
+	set := make([]uint64, (size+63)/64)
+	walkPlain(&sl.plain, 0, re, st, 0, 0, set)
+	if g.plainCache == nil {
+		g.plainCache = map[dfaState][]uint64{}
+	}
+	if len(g.plainCache) < maxPlainCache {
+		g.plainCache[key] = set
+	}
+	return set
+}
+
+// walkPlain follows the trie from node with the DFA at st; cp and need are
+// a character's bits so far and its continuation bytes still to come.
+func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []uint64) {
+	if need == 0 {
+		for _, id := range t.toks[t.tokAt[node]:t.tokAt[node+1]] {
+			set[id>>6] |= 1 << (id & 63)
+		}
+	}
+	for e := t.first[node]; e < t.first[node+1]; e++ {
+		b := t.label[e]
+		nst, ncp, nneed := st, cp, need
+		switch {
+		case need > 0:
+			ncp, nneed = cp<<6|rune(b&0x3F), need-1
+		case b < 0x80:
+			ncp, nneed = rune(b), 0
+		case b >= 0xF0:
+			ncp, nneed = rune(b&0x07), 3
+		case b >= 0xE0:
+			ncp, nneed = rune(b&0x0F), 2
+		default:
+			ncp, nneed = rune(b&0x1F), 1
+		}
+		if nneed == 0 {
+			if nst = re.next(st, ncp); nst == 0 {
+				continue
+			}
+		}
+		walkPlain(t, t.to[e], re, nst, ncp, nneed, set)
+	}
 }

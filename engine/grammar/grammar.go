@@ -26,6 +26,8 @@ type Grammar struct {
 	null  []byte // "null", or "None" as the Gemma-4 template renders it
 	calls *callSet
 	nodes int
+	// plainCache holds plainFor's sets by regex state.
+	plainCache map[dfaState][]uint64
 	// CompileTime is how long Compile took.
 	CompileTime time.Duration
 }

@@ -198,10 +198,10 @@ func (c *compiler) keyword(n *node, s *object, k string, v any, path string) err
 			n.prefix = append(n.prefix, sub)
 		}
 	default:
-		if ignored[k] || strings.HasPrefix(k, "x-") {
-			return nil
+		if unsupported[k] {
+			return &CompileError{Path: path, Msg: fmt.Sprintf("keyword %q is not supported", k)}
 		}
-		return &CompileError{Path: path, Msg: fmt.Sprintf("keyword %q is not supported", k)}
+		// annotations and keywords outside JSON Schema's vocabularies assert nothing
 	}
 	return nil
 }

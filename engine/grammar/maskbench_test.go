@@ -35,11 +35,15 @@ func BenchmarkMaskBench(b *testing.B) {
 	eos, _ := tok.EOS()
 	limit, _ := strconv.Atoi(os.Getenv("PERCH_MASKBENCH_LIMIT"))
 	sort.Strings(files)
-	for range b.N {
+	if maskBenchTotal != nil { // one pass over the data is the measurement
+		reportMaskBench(b, maskBenchTotal)
+		return
+	}
+	{
 		splits := map[string]*benchSplit{}
 		total := &benchSplit{}
 		for _, f := range files {
-			name := strings.SplitN(filepath.Base(f), "---", 2)[0]
+			name := splitName(filepath.Base(f))
 			sp := splits[name]
 			if sp == nil {
 				sp = &benchSplit{}
@@ -48,7 +52,11 @@ func BenchmarkMaskBench(b *testing.B) {
 			if limit > 0 && sp.schemas >= limit {
 				continue
 			}
+			t0 := time.Now()
 			runMaskBenchFile(b, f, tok, v, eos, sp, total)
+			if d := time.Since(t0); d > 5*time.Second {
+				b.Logf("slow: %s took %v", filepath.Base(f), d.Round(time.Millisecond))
+			}
 		}
 		names := make([]string, 0, len(splits))
 		for n := range splits {
@@ -65,12 +73,8 @@ func BenchmarkMaskBench(b *testing.B) {
 			b.Logf("%-16s %7d %7d %7d %6d %6d %8.1fµs %8.1fµs %8.1fµs %8.1fµs %8.1fµs", n, sp.schemas, sp.passing, sp.compileErr,
 				sp.validationErr, sp.invalidationErr, pct(sp.tbm, 50), pct(sp.tbm, 99), mean(sp.tbm), pct(sp.ttfm, 50), pct(sp.ttfm, 99))
 		}
-		b.ReportMetric(float64(total.passing), "passing")
-		b.ReportMetric(float64(total.invalidationErr), "invalidation-errors")
-		b.ReportMetric(float64(total.validationErr), "validation-errors")
-		b.ReportMetric(pct(total.tbm, 50), "TBM-p50-µs")
-		b.ReportMetric(pct(total.tbm, 99), "TBM-p99-µs")
-		b.ReportMetric(pct(total.ttfm, 50), "TTFM-p50-µs")
+		maskBenchTotal = total
+		reportMaskBench(b, total)
 		if os.Getenv("PERCH_MASKBENCH_ERRORS") != "" {
 			for _, e := range total.errors {
 				b.Log(e)
@@ -79,12 +83,24 @@ func BenchmarkMaskBench(b *testing.B) {
 	}
 }
 
-type benchSplit struct {
-	schemas, passing, compileErr, validationErr, invalidationErr int
-	tbm, ttfm                                                   []float64 // µs
-	errors                                                      []string
+// maskBenchTotal keeps the first pass's totals for the harness's later calls.
+var maskBenchTotal *benchSplit
+
+func reportMaskBench(b *testing.B, total *benchSplit) {
+	b.ReportMetric(float64(total.passing), "passing")
+	b.ReportMetric(float64(total.compileErr), "compile-errors")
+	b.ReportMetric(float64(total.invalidationErr), "invalidation-errors")
+	b.ReportMetric(float64(total.validationErr), "validation-errors")
+	b.ReportMetric(pct(total.tbm, 50), "TBM-p50-µs")
+	b.ReportMetric(pct(total.tbm, 99), "TBM-p99-µs")
+	b.ReportMetric(pct(total.ttfm, 50), "TTFM-p50-µs")
 }
 
+type benchSplit struct {
+	schemas, passing, compileErr, validationErr, invalidationErr int
+	tbm, ttfm                                                    []float64 // µs
+	errors                                                       []string
+}
 
 type encoder interface {
 	Encode(text string, addSpecial bool) []int32
@@ -131,7 +147,13 @@ func runMaskBenchFile(b *testing.B, path string, tok encoder, v *Vocab, eos int3
 		c := NewConstraint(g, v, []int32{eos})
 		accepted := true
 		var times []float64
+		deadline := time.Now().Add(20 * time.Second) // an instance past it counts as refused
 		for _, id := range append(ids, eos) {
+			if time.Now().After(deadline) {
+				accepted = false
+				total.errors = append(total.errors, fmt.Sprintf("%s: test %d: over 20 s, stopped", filepath.Base(path), i))
+				break
+			}
 			t0 := time.Now()
 			c.Mask()
 			times = append(times, float64(time.Since(t0).Nanoseconds())/1e3)
@@ -183,4 +205,19 @@ func mean(xs []float64) float64 {
 		t += x
 	}
 	return t / float64(len(xs))
+}
+
+// splitName is the data split a MaskBench file belongs to: the part before
+// "---", or for BFCL files the name without its "_N.json" number.
+func splitName(file string) string {
+	if before, _, ok := strings.Cut(file, "---"); ok {
+		return before
+	}
+	name := strings.TrimSuffix(file, ".json")
+	if i := strings.LastIndexByte(name, '_'); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
 }

@@ -135,7 +135,7 @@ func (m *matcher) canEnd(s *stack) bool {
 	case fLit:
 		return s.f.n.lits.end[s.f.i]
 	case fCalls:
-		return s.f.phase == pValue && s.up == nil
+		return (s.f.phase == pValue || s.f.phase == pText) && s.up == nil
 	}
 	return false
 }

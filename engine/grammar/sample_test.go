@@ -2,10 +2,10 @@ package grammar
 
 import (
 	"bytes"
-	"slices"
 	"encoding/json"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"sync"
 	"testing"
 

@@ -33,14 +33,15 @@ func (e *CompileError) Error() string {
 	return "json schema at " + e.Path + ": " + e.Msg
 }
 
-// ignored keywords change nothing a validator checks.
-var ignored = map[string]bool{
-	"$schema": true, "$id": true, "id": true, "$comment": true, "title": true, "description": true,
-	"default": true, "examples": true, "example": true, "deprecated": true, "readOnly": true,
-	"writeOnly": true, "$anchor": true, "contentMediaType": true, "contentEncoding": true,
-	"definitions": true, "$defs": true, "nullable": true, "discriminator": true, "xml": true,
-	"externalDocs": true, "markdownDescription": true, "enumDescriptions": true, "errorMessage": true,
-	"$vocabulary": true, "strict": true, "name": true, "propertyOrder": true, "options": true,
+// unsupported are JSON Schema's assertion keywords this grammar does not
+// enforce: a schema using one is refused, never silently loosened. Other
+// keywords are annotations (or not JSON Schema's) and assert nothing.
+var unsupported = map[string]bool{
+	"not": true, "if": true, "then": true, "else": true, "patternProperties": true, "uniqueItems": true,
+	"dependencies": true, "dependentRequired": true, "dependentSchemas": true, "contains": true,
+	"minContains": true, "maxContains": true, "propertyNames": true, "unevaluatedProperties": true,
+	"unevaluatedItems": true, "$dynamicRef": true, "$recursiveRef": true, "$dynamicAnchor": true,
+	"$recursiveAnchor": true,
 }
 
 type compiler struct {

@@ -27,13 +27,36 @@ type callSet struct {
 	args     []*node
 	end      []byte
 	parallel bool
+	text     bool           // free text may come first (tool_choice auto)
+	barred   map[int32]bool // special tokens free text may not hold
 }
+
+// Phases of the calls frame besides pOpen (no call yet) and pValue (after one).
+const (
+	pText    uint8 = 10 // free text before any call
+	pSpecial uint8 = 11 // reading a special token's id inside free text
+)
 
 // CompileTools compiles calls in Gemma-4's syntax,
 // <|tool_call>call:NAME{key:value,…}<tool_call|>, one or more of them (one
 // when !parallel), whose arguments satisfy each tool's parameters. The
 // caller stops at <|tool_response>.
 func CompileTools(tools []Tool, sp Specials, parallel bool) (*Grammar, error) {
+	return compileTools(tools, sp, parallel, nil)
+}
+
+// CompileToolsOrText is CompileTools after optional free text (tool_choice
+// auto with strict tools): the answer may be text and end, or go on into
+// calls; the text may hold no special token of the call syntax (barred).
+func CompileToolsOrText(tools []Tool, sp Specials, parallel bool, barred []int32) (*Grammar, error) {
+	set := map[int32]bool{sp.ToolCall: true, sp.ToolCallEnd: true, sp.Quote: true}
+	for _, id := range barred {
+		set[id] = true
+	}
+	return compileTools(tools, sp, parallel, set)
+}
+
+func compileTools(tools []Tool, sp Specials, parallel bool, barred map[int32]bool) (*Grammar, error) {
 	start := time.Now()
 	if len(tools) == 0 {
 		return nil, &CompileError{Msg: "no tools to call"}
@@ -49,7 +72,7 @@ func CompileTools(tools []Tool, sp Specials, parallel bool) (*Grammar, error) {
 		return nil, &CompileError{Msg: fmt.Sprintf("tool schemas are %d bytes together, over the %d-byte limit", total, MaxSchemaBytes)}
 	}
 	g := &Grammar{tool: true, quote: specialBytes(sp.Quote), null: []byte("None")}
-	cs := &callSet{end: specialBytes(sp.ToolCallEnd), parallel: parallel}
+	cs := &callSet{end: specialBytes(sp.ToolCallEnd), parallel: parallel, text: barred != nil, barred: barred}
 	var all []*node
 	for _, t := range tools {
 		if t.Name == "" {
@@ -96,8 +119,25 @@ func CompileTools(tools []Tool, sp Specials, parallel bool) (*Grammar, error) {
 // stepCalls reads the calls: each starts with its special token.
 func (m *matcher) stepCalls(s *stack, f frame, c byte, out []*stack) []*stack {
 	cs := m.g.calls
-	if f.phase == pValue && !cs.parallel {
-		return out
+	switch f.phase {
+	case pText:
+		if c != 0xFF {
+			return append(out, m.push(f, s.up))
+		}
+		out = append(out, m.push(frame{k: fCalls, phase: pSpecial}, s.up))
+	case pSpecial:
+		f.cnt = f.cnt<<8 | int32(c)
+		if f.i++; f.i < 3 {
+			return append(out, m.push(f, s.up))
+		}
+		if cs.barred[f.cnt] {
+			return out
+		}
+		return append(out, m.push(frame{k: fCalls, phase: pText}, s.up))
+	case pValue:
+		if !cs.parallel {
+			return out
+		}
 	}
 	next := frame{k: fCalls, phase: pValue, cnt: f.cnt + 1}
 	for i, start := range cs.starts {

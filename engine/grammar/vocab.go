@@ -32,8 +32,9 @@ type trie struct {
 // (whole characters that cannot end the string or start an escape) are
 // allowed exactly when their characters fit; only the rest is walked.
 type slicer struct {
-	upTo [][]uint64 // k → plain tokens of at most k characters
-	rest trie
+	upTo  [][]uint64 // k → plain tokens of at most k characters
+	rest  trie
+	plain trie // the plain tokens, for regexes (plainFor)
 }
 
 // TokenSource is what a Vocab is built from (engine/tokenizer's Tokenizer).
@@ -72,18 +73,20 @@ func NewVocab(src TokenSource) *Vocab {
 	}
 	slices.SortFunc(entries, func(x, y entry) int { return slices.Compare(x.b, y.b) })
 	v := &Vocab{size: n, bytes: make([][]byte, n)}
-	var all, restJSON, restTool []entry
+	var all, restJSON, restTool, plainJSON, plainTool []entry
 	var runesJSON, runesTool []int
 	for _, e := range entries {
 		v.bytes[e.id] = e.b
 		all = append(all, e)
 		if k := plainRunes(e.b, false); k > 0 {
 			runesJSON = append(runesJSON, int(e.id), k)
+			plainJSON = append(plainJSON, e)
 		} else {
 			restJSON = append(restJSON, e)
 		}
 		if k := plainRunes(e.b, true); k > 0 {
 			runesTool = append(runesTool, int(e.id), k)
+			plainTool = append(plainTool, e)
 		} else {
 			restTool = append(restTool, e)
 		}
@@ -97,8 +100,8 @@ func NewVocab(src TokenSource) *Vocab {
 		return buildTrie(bs, ids)
 	}
 	v.all = build(all)
-	v.json = slicer{upTo: cumulative(runesJSON, n), rest: build(restJSON)}
-	v.tool = slicer{upTo: cumulative(runesTool, n), rest: build(restTool)}
+	v.json = slicer{upTo: cumulative(runesJSON, n), rest: build(restJSON), plain: build(plainJSON)}
+	v.tool = slicer{upTo: cumulative(runesTool, n), rest: build(restTool), plain: build(plainTool)}
 	return v
 }
 
