@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"perch/internal/durable"
 	"sort"
 	"sync"
 )
@@ -190,5 +191,5 @@ func (s *AllowStore) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, append(data, '\n'))
+	return durable.WriteFile(s.path, append(data, '\n'), 0o700)
 }

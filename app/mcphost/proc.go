@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"perch/internal/durable"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func writePidFile(dir string, pid int, argv []string) string {
 	rec := pidRecord{Pid: pid, Cmdline: strings.Join(argv, " "), Owner: os.Getpid(), OwnerLine: cmdline(os.Getpid())}
 	data, _ := json.Marshal(rec)
 	path := filepath.Join(dir, strconv.Itoa(pid)+".json")
-	if os.MkdirAll(dir, 0o700) != nil || writeFileAtomic(path, data) != nil {
+	if os.MkdirAll(dir, 0o700) != nil || durable.WriteFile(path, data, 0o700) != nil {
 		return ""
 	}
 	return path
@@ -238,26 +239,4 @@ func (f *frameReader) failure() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
-}
-
-// writeFileAtomic writes through a synced temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }

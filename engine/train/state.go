@@ -230,15 +230,3 @@ func f32s(b []byte) []float32 {
 	}
 	return v
 }
-
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

@@ -10,16 +10,13 @@ package clientstest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"perch/internal/npmtest"
 	"runtime"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -30,73 +27,11 @@ func here() string {
 	return filepath.Dir(file)
 }
 
-func unavailable(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("PERCH_REQUIRE_REAL_VOCAB") == "1" {
-		t.Fatalf("real clients from npm: %s (PERCH_REQUIRE_REAL_VOCAB=1 requires them)", why)
-	}
-	t.Skipf("real clients from npm did not run: %s", why)
-}
-
 // Install makes sure the pinned clients are installed and returns the
 // folder holding node_modules.
 func Install(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		unavailable(t, "node is not installed")
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		unavailable(t, "npm is not installed")
-	}
-	v, _ := exec.Command(node, "--version").Output()
-	if major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(v)), "v"), ".", 2)[0]); major < 18 {
-		unavailable(t, "node "+strings.TrimSpace(string(v))+" is older than 18")
-	}
-	lock, err := os.ReadFile(filepath.Join(here(), "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	stamp := hex.EncodeToString(sum[:])
-	cache := filepath.Join(here(), "..", "..", "..", "testdata", "cache", "npm")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// go test runs packages in parallel; one installs at a time.
-	lf, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
-	if have, _ := os.ReadFile(filepath.Join(cache, "installed")); string(have) == stamp {
-		return cache
-	}
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		data, err := os.ReadFile(filepath.Join(here(), f))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(cache, f), data, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--prefer-offline")
-	cmd.Dir = cache
-	if out, err := cmd.CombinedOutput(); err != nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		unavailable(t, "npm ci failed (offline?): "+lines[len(lines)-1])
-	}
-	if err := os.WriteFile(filepath.Join(cache, "installed"), []byte(stamp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cache
+	return npmtest.Install(t, "real clients", here(), "npm")
 }
 
 // Result is one scenario's outcome.
