@@ -39,6 +39,8 @@ func TestValidateSchemas(t *testing.T) {
 			[]string{`{"v":1}`, `{"v":1,"next":{"v":2,"next":{"v":3}}}`}, []string{`{"v":1,"next":{}}`}},
 		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, []string{`{"a":1,"b":[1,{"c":null}]}`, `{"zz":true}`}, []string{`{"a":"x"}`, `{"a":1,"a":2}`}},
 		{`{"type":"string","format":"date"}`, []string{`"2024-02-28"`}, []string{`"2024-13-01"`, `"2023-06-31"`, `"0000-01-01"`, `"x"`}},
+		{`{"type":"object","maxProperties":0}`, []string{`{}`}, []string{`{"k":"v"}`}},
+		{`{"type":"object","properties":{"a":{}},"maxProperties":1}`, []string{`{"a":1}`, `{"b":1}`}, []string{`{"a":1,"b":2}`}},
 		{`{"const":"x"}`, []string{`"x"`}, []string{`"y"`}},
 		{`{"type":["string","null"]}`, []string{`null`, `"a"`}, []string{`1`}},
 	}

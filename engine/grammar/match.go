@@ -213,6 +213,9 @@ func (m *matcher) stepObject(s *stack, f frame, c byte, out []*stack) []*stack {
 		return out
 	}
 	// a key: the next property in order, or one after optional ones
+	if n.maxProps >= 0 && int(f.cnt) >= n.maxProps {
+		return out
+	}
 	props := n.props
 	for j := int(f.i); j < len(props); j++ {
 		p := &props[j]
