@@ -102,9 +102,7 @@ func (l *Loop) Run(ctx context.Context, req engine.Request) (Outcome, error) {
 		if len(calls) == 0 || round == maxRounds {
 			out.RoundLimit = len(calls) > 0
 			out.Answer = text
-			turn := engine.Text(engine.RoleAssistant, text)
-			msgs = append(msgs, turn)
-			out.Messages = append(out.Messages, turn)
+			out.Messages = append(out.Messages, engine.Text(engine.RoleAssistant, text))
 			return out, nil
 		}
 		out.Rounds++

@@ -104,16 +104,6 @@ func (t *litTrie) step(at int32, c byte) int32 {
 	return -1
 }
 
-func (t *litTrie) has(s []byte) bool {
-	at := int32(0)
-	for _, c := range s {
-		if at = t.step(at, c); at < 0 {
-			return false
-		}
-	}
-	return t.end[at]
-}
-
 // anythingShared is the "true" schema every node points at by default.
 var anythingShared = func() *node {
 	n := anything()

@@ -150,7 +150,7 @@ func (p *Parser) scan(final bool) []Event {
 			continue
 		}
 		i, m := nextMarker(p.pend, markers)
-		text := p.pend
+		var text string
 		if i >= 0 {
 			text, p.pend = p.pend[:i], p.pend[i+len(m):]
 		} else {
