@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"perch/engine"
+	"perch/engine/grammar"
+	"perch/engine/regfile"
 	"perch/engine/toolcall"
 )
 
@@ -81,30 +83,34 @@ func wireCall(c engine.ParsedCall) parsedCall {
 
 // toolFlags are ask's and chat's --tools and --tool-choice.
 type toolFlags struct {
-	file, choice string
+	file, choice, schema string
 }
 
 func (t *toolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.file, "tools", "", "a JSON file holding an array of OpenAI tool definitions the model may call")
 	fs.StringVar(&t.choice, "tool-choice", "", "auto, none, required, or the name of the function to call (needs --tools)")
+	fs.StringVar(&t.schema, "json-schema", "", "a JSON Schema file: the answer is JSON that follows it (constrained decoding)")
 }
 
-// apply reads the tool file into req.
+// apply reads the schema and tool files into req.
 func (t *toolFlags) apply(req *engine.Request) error {
+	if t.schema != "" {
+		data, err := regfile.ReadFile(t.schema, grammar.MaxSchemaBytes)
+		if err != nil {
+			return fmt.Errorf("--json-schema: %w", err)
+		}
+		if !json.Valid(data) {
+			return fmt.Errorf("--json-schema: %s is not JSON", t.schema)
+		}
+		req.ResponseSchema = data
+	}
 	if t.file == "" {
 		if t.choice != "" {
 			return fmt.Errorf("--tool-choice needs --tools")
 		}
 		return nil
 	}
-	st, err := os.Stat(t.file)
-	if err != nil {
-		return fmt.Errorf("--tools: %w", err)
-	}
-	if st.Size() > engine.MaxToolsSize+64<<10 {
-		return fmt.Errorf("--tools: %s is %d bytes; the tools may hold at most %d", t.file, st.Size(), engine.MaxToolsSize)
-	}
-	data, err := os.ReadFile(t.file)
+	data, err := regfile.ReadFile(t.file, engine.MaxToolsSize+64<<10)
 	if err != nil {
 		return fmt.Errorf("--tools: %w", err)
 	}

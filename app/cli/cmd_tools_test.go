@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -99,6 +101,46 @@ func TestAskTools(t *testing.T) {
 		errb.Reset()
 		if code := runAsk(append([]string{"--model", tinyModel, "--backend", "go"}, args...), &out, &errb); code != 1 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || !strings.Contains(errb.String(), "tool") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+// perch ask --json-schema: the random tiny model's answer, sampled at
+// temperature 1, is JSON that follows the schema; a FIFO, a non-JSON file and
+// a schema the grammar refuses are one-line errors before any generation.
+func TestAskJSONSchema(t *testing.T) {
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "schema.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":9},"ok":{"type":"boolean"}},"required":["n","ok"],"additionalProperties":false}`), 0o644)
+	for seed := 1; seed <= 3; seed++ {
+		var out, errb bytes.Buffer
+		if code := runAsk([]string{"--model", tinyModel, "--backend", "go", "--json-schema", schema, "--temperature", "1",
+			"--seed", fmt.Sprint(seed), "--max-tokens", "64", "give me json"}, &out, &errb); code != 0 {
+			t.Fatalf("seed %d: exit %d: %s", seed, code, errb.String())
+		}
+		var v struct {
+			N  *int  `json:"n"`
+			OK *bool `json:"ok"`
+		}
+		dec := json.NewDecoder(strings.NewReader(strings.TrimSpace(out.String())))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil || v.N == nil || v.OK == nil || *v.N < 0 || *v.N > 9 {
+			t.Fatalf("seed %d: answer %q does not follow the schema (%v)", seed, out.String(), err)
+		}
+	}
+	notJSON := filepath.Join(dir, "not.json")
+	os.WriteFile(notJSON, []byte(`{"type":`), 0o644)
+	refused := filepath.Join(dir, "refused.json")
+	os.WriteFile(refused, []byte(`{"not":{"type":"string"}}`), 0o644)
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{notJSON, refused, fifo, filepath.Join(dir, "missing.json")} {
+		var out, errb bytes.Buffer
+		if code := runAsk([]string{"--model", tinyModel, "--backend", "go", "--json-schema", path, "hi"}, &out, &errb); code != 1 ||
+			strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", filepath.Base(path), code, out.String(), errb.String())
 		}
 	}
 }
