@@ -14,17 +14,8 @@ import (
 	"time"
 
 	"perch/app/mcphost"
+	"perch/app/mcphost/mcptest"
 )
-
-// serverRunning reports whether pid runs (zombies do not count).
-func serverRunning(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
 
 // TestKill9AskMidCall: perch ask --mcp is killed with SIGKILL while its
 // server runs a call that hangs; the server does not outlive it, and the
@@ -55,15 +46,15 @@ func TestKill9AskMidCall(t *testing.T) {
 		t.Fatalf("pid files %q, want 1", pids)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(pids[0]), ".json"))
-	if !serverRunning(pid) {
+	if !mcptest.Running(pid) {
 		t.Fatalf("server %d not running mid-call", pid)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	for end := time.Now().Add(5 * time.Second); serverRunning(pid) && time.Now().Before(end); {
+	for end := time.Now().Add(5 * time.Second); mcptest.Running(pid) && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if serverRunning(pid) {
+	if mcptest.Running(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("server %d outlived perch ask's kill -9 by 5s", pid)
 	}

@@ -7,23 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"perch/app/mcphost/mcptest"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// running reports whether pid runs (a zombie waiting for its reaper does
-// not).
-func running(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
 
 // TestKill9LeavesNoOrphan: a Perch-like process starts a server, calls a
 // tool that hangs, and is killed with SIGKILL mid-call; its server dies
@@ -46,17 +36,17 @@ func TestKill9LeavesNoOrphan(t *testing.T) {
 		t.Fatalf("owner said %q (%v)", line, err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "server ")))
-	if !running(pid) {
+	if !mcptest.Running(pid) {
 		t.Fatalf("server %d is not running", pid)
 	}
 	time.Sleep(200 * time.Millisecond) // the hanging call is under way
 	owner.Process.Signal(syscall.SIGKILL)
 	owner.Wait()
 	deadline := time.Now().Add(5 * time.Second)
-	for running(pid) && time.Now().Before(deadline) {
+	for mcptest.Running(pid) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if running(pid) {
+	if mcptest.Running(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("server %d outlived its killed parent by 5s", pid)
 	}
@@ -100,7 +90,7 @@ func TestReapLeftovers(t *testing.T) {
 	if err := left.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("leftover: %v, want killed", err)
 	}
-	if !running(other.Process.Pid) {
+	if !mcptest.Running(other.Process.Pid) {
 		t.Fatal("a process whose command line does not match was killed")
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
