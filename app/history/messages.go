@@ -60,7 +60,9 @@ type Message struct {
 	Versions int
 	Origin   string
 	// View is what of the conversation the model saw for this answer.
-	View    View
+	View View
+	// Tools are the rounds of tool calls the answer made before its Text.
+	Tools   []ToolRound
 	Created time.Time
 	Updated time.Time
 }
@@ -142,12 +144,16 @@ func (s *Store) Append(m *Message) error {
 		m.State = Done
 	}
 	m.Version, m.Versions = 1, 1
+	tools, err := encodeTools(m.Tools)
+	if err != nil {
+		return err
+	}
 	_, err = tx.Exec(`INSERT INTO messages (id, conversation_id, seq, role, text, thinking, state, error, model,
-		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, created, updated, origin, view_from, media_from)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, created, updated, origin, view_from, media_from, tools)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.ConversationID, seq, m.Role, m.Text, m.Thinking, m.State, m.Error, m.Model,
 		m.Stats.PromptTokens, m.Stats.GeneratedTokens, m.Stats.TimeToFirst.Milliseconds(),
-		m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t, t, m.Origin, m.View.From, m.View.MediaFrom)
+		m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t, t, m.Origin, m.View.From, m.View.MediaFrom, tools)
 	if err != nil {
 		return fmt.Errorf("history: save message: %w", err)
 	}
@@ -166,14 +172,18 @@ func (s *Store) Append(m *Message) error {
 // Update rewrites a message's generated content and state (partial saves
 // while streaming, and the final save).
 func (s *Store) Update(m *Message) error {
+	tools, err := encodeTools(m.Tools)
+	if err != nil {
+		return err
+	}
 	t := now()
 	m.Updated = fromMillis(t)
 	return s.execOne(`UPDATE messages SET text = ?, thinking = ?, state = ?, error = ?, model = ?,
 		prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, elapsed_ms = ?, tok_per_s = ?, updated = ?,
-		view_from = ?, media_from = ? WHERE id = ?`,
+		view_from = ?, media_from = ?, tools = ? WHERE id = ?`,
 		m.Text, m.Thinking, m.State, m.Error, m.Model, m.Stats.PromptTokens, m.Stats.GeneratedTokens,
 		m.Stats.TimeToFirst.Milliseconds(), m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t,
-		m.View.From, m.View.MediaFrom, m.ID)
+		m.View.From, m.View.MediaFrom, tools, m.ID)
 }
 
 // TruncateAfter deletes every message of the conversation after seq
@@ -192,7 +202,7 @@ func (s *Store) DeleteRange(conversationID string, from, to int) error {
 // Messages returns a conversation's messages in order, with attachments.
 func (s *Store) Messages(conversationID string) ([]Message, error) {
 	rows, err := s.db.Query(`SELECT id, seq, role, text, thinking, state, error, model, prompt_tokens, gen_tokens,
-		ttft_ms, elapsed_ms, tok_per_s, created, updated, version, origin, view_from, media_from,
+		ttft_ms, elapsed_ms, tok_per_s, created, updated, version, origin, view_from, media_from, tools,
 		1 + (SELECT COUNT(*) FROM message_versions v WHERE v.message_id = messages.id)
 		FROM messages WHERE conversation_id = ? ORDER BY seq`, conversationID)
 	if err != nil {
@@ -203,12 +213,14 @@ func (s *Store) Messages(conversationID string) ([]Message, error) {
 	for rows.Next() {
 		m := Message{ConversationID: conversationID}
 		var ttft, elapsed, cr, up int64
+		var tools string
 		if err := rows.Scan(&m.ID, &m.Seq, &m.Role, &m.Text, &m.Thinking, &m.State, &m.Error, &m.Model,
 			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec, &cr, &up,
-			&m.Version, &m.Origin, &m.View.From, &m.View.MediaFrom, &m.Versions); err != nil {
+			&m.Version, &m.Origin, &m.View.From, &m.View.MediaFrom, &tools, &m.Versions); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		m.Tools = decodeTools(tools)
 		m.Stats.TimeToFirst = time.Duration(ttft) * time.Millisecond
 		m.Stats.Elapsed = time.Duration(elapsed) * time.Millisecond
 		m.Created, m.Updated = fromMillis(cr), fromMillis(up)

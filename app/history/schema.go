@@ -156,6 +156,13 @@ var migrations = []string{
 		created  INTEGER NOT NULL,
 		PRIMARY KEY (run_id, step)
 	);`,
+
+	// 4: tools — the calls an answer made and their results (JSON, with
+	// the message and with each kept version), and which MCP servers'
+	// tools a conversation offers (NULL: the app's default).
+	`ALTER TABLE messages ADD COLUMN tools TEXT NOT NULL DEFAULT '';
+	ALTER TABLE message_versions ADD COLUMN tools TEXT NOT NULL DEFAULT '';
+	ALTER TABLE conversations ADD COLUMN tool_servers TEXT;`,
 }
 
 // SchemaVersion is the version this build writes.

@@ -36,14 +36,18 @@ func (s *Store) NewVersion(m *Message) error {
 	if err := tx.QueryRow(`SELECT COALESCE(MAX(version), 0), COUNT(*) FROM message_versions WHERE message_id = ?`, m.ID).Scan(&top, &n); err != nil {
 		return err
 	}
+	tools, err := encodeTools(m.Tools)
+	if err != nil {
+		return err
+	}
 	t := now()
 	m.Version, m.Versions, m.Updated = top+1, n+1, fromMillis(t)
 	if _, err := tx.Exec(`UPDATE messages SET text = ?, thinking = ?, state = ?, error = ?, model = ?,
 		prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, elapsed_ms = ?, tok_per_s = ?, updated = ?,
-		view_from = ?, media_from = ?, version = ?, origin = ? WHERE id = ?`,
+		view_from = ?, media_from = ?, version = ?, origin = ?, tools = ? WHERE id = ?`,
 		m.Text, m.Thinking, m.State, m.Error, m.Model, m.Stats.PromptTokens, m.Stats.GeneratedTokens,
 		m.Stats.TimeToFirst.Milliseconds(), m.Stats.Elapsed.Milliseconds(), m.Stats.TokensPerSec, t,
-		m.View.From, m.View.MediaFrom, m.Version, m.Origin, m.ID); err != nil {
+		m.View.From, m.View.MediaFrom, m.Version, m.Origin, tools, m.ID); err != nil {
 		return fmt.Errorf("history: new version: %w", err)
 	}
 	return tx.Commit()
@@ -52,9 +56,9 @@ func (s *Store) NewVersion(m *Message) error {
 // archive copies message id's current content into message_versions.
 func archive(tx *sql.Tx, id string) error {
 	res, err := tx.Exec(`INSERT INTO message_versions (message_id, version, origin, text, thinking, state, error, model,
-		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated)
+		prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated, tools)
 		SELECT id, version, origin, text, thinking, CASE state WHEN 'streaming' THEN 'interrupted' ELSE state END,
-			error, model, prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated
+			error, model, prompt_tokens, gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated, tools
 		FROM messages WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("history: keep version: %w", err)
@@ -71,18 +75,20 @@ func (s *Store) Versions(id string) ([]Message, error) {
 	out, err := queryAll(s.db, "read versions", func(sc scanner) (Message, error) {
 		m := Message{ID: id, Role: "assistant"}
 		var ttft, elapsed, cr, up int64
+		var tools string
 		err := sc.Scan(&m.Version, &m.Origin, &m.Text, &m.Thinking, &m.State, &m.Error, &m.Model,
 			&m.Stats.PromptTokens, &m.Stats.GeneratedTokens, &ttft, &elapsed, &m.Stats.TokensPerSec,
-			&m.View.From, &m.View.MediaFrom, &cr, &up)
+			&m.View.From, &m.View.MediaFrom, &cr, &up, &tools)
+		m.Tools = decodeTools(tools)
 		m.Stats.TimeToFirst = time.Duration(ttft) * time.Millisecond
 		m.Stats.Elapsed = time.Duration(elapsed) * time.Millisecond
 		m.Created, m.Updated = fromMillis(cr), fromMillis(up)
 		return m, err
 	}, `SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens,
-			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated FROM message_versions WHERE message_id = ?
+			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated, tools FROM message_versions WHERE message_id = ?
 		UNION ALL
 		SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens,
-			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated FROM messages WHERE id = ?
+			ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, created, updated, tools FROM messages WHERE id = ?
 		ORDER BY 1`, id, id)
 	if err != nil {
 		return nil, err
@@ -123,9 +129,9 @@ func (s *Store) UseVersion(id string, v int) error {
 		return err
 	}
 	if _, err := tx.Exec(`UPDATE messages SET (version, origin, text, thinking, state, error, model, prompt_tokens,
-			gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, updated) =
+			gen_tokens, ttft_ms, elapsed_ms, tok_per_s, view_from, media_from, updated, tools) =
 		(SELECT version, origin, text, thinking, state, error, model, prompt_tokens, gen_tokens, ttft_ms,
-			elapsed_ms, tok_per_s, view_from, media_from, updated FROM message_versions WHERE message_id = ? AND version = ?)
+			elapsed_ms, tok_per_s, view_from, media_from, updated, tools FROM message_versions WHERE message_id = ? AND version = ?)
 		WHERE id = ?`, id, v, id); err != nil {
 		return fmt.Errorf("history: switch version: %w", err)
 	}
