@@ -1,7 +1,9 @@
 // Package contextfit keeps a conversation within a model's context. When it
 // no longer fits, the system prompt and the newest turns stay; the
 // attachments of older turns go first (a short note takes their place), then
-// whole older turns, oldest first. Cuts move in steps of a quarter of the
+// whole older turns, oldest first. The newest user turn and what follows
+// it (an answer's rounds of tool calls and results, in progress) always
+// stay, so a call and its result leave or stay together. Cuts move in steps of a quarter of the
 // context, so that consecutive requests keep the same start, their prompts
 // share a prefix, and the engine's prefix cache stays useful.
 package contextfit
@@ -83,9 +85,20 @@ func Fit(ctx context.Context, m Measurer, req engine.Request, start Cut) (engine
 	}
 }
 
+// newest is the index of the first message that never leaves: the newest
+// user turn (the answer being made, with its tool calls and their
+// results, follows it), or the first message when no turn is the user's.
+func newest(conv []engine.Message) int {
+	n := len(conv) - 1
+	for n > 0 && conv[n].Role != engine.RoleUser {
+		n--
+	}
+	return n
+}
+
 // clamp keeps a cut inside the conversation, starting at a user turn.
 func clamp(c Cut, conv []engine.Message) Cut {
-	last := len(conv) - 1
+	last := newest(conv)
 	c.From = min(max(c.From, 0), last)
 	for c.From > 0 && conv[c.From].Role != engine.RoleUser {
 		c.From--
@@ -117,11 +130,11 @@ type step struct {
 }
 
 // order lists the steps in the order they go, oldest first, attachments
-// leading text by mediaLead messages. The newest message never goes. Old
-// steps keep their places as the conversation grows, so the same need
-// gives the same cut.
+// leading text by mediaLead messages. The newest user turn and what
+// follows never go. Old steps keep their places as the conversation
+// grows, so the same need gives the same cut.
 func order(conv []engine.Message) []step {
-	last := len(conv) - 1
+	last := newest(conv)
 	var out []step
 	for i := 0; i < last; i++ {
 		if hasMedia(conv[i]) {
@@ -177,7 +190,7 @@ func advance(c Cut, conv []engine.Message, size []engine.MessageSize, over, quan
 			c.From = max(c.From, s.msg+1)
 		}
 	}
-	last := len(conv) - 1
+	last := newest(conv)
 	for c.From < last && conv[c.From].Role != engine.RoleUser {
 		c.From++ // a kept conversation starts with a user turn
 	}
@@ -232,5 +245,6 @@ func withoutMedia(m engine.Message) engine.Message {
 	if len(texts) > 0 {
 		text += "\n" + strings.Join(texts, "\n")
 	}
-	return engine.Message{Role: m.Role, Thinking: m.Thinking, Content: []engine.Part{{Type: engine.PartText, Text: text}}}
+	m.Content = []engine.Part{{Type: engine.PartText, Text: text}}
+	return m // its calls (or the call it answers) stay
 }
