@@ -38,6 +38,7 @@ type messageView struct {
 	acts    messageActions
 	root    *fyne.Container
 	body    *fyne.Container // segments
+	tools   *toolCards      // the answer's tool calls, as cards
 	segs    []fyne.CanvasObject
 	kinds   []segment // kind and lang of each rendered segment
 	think   *widget.Accordion
@@ -57,6 +58,7 @@ type messageView struct {
 func newMessageView(m Message, acts messageActions) *messageView {
 	v := &messageView{msg: m, acts: acts}
 	v.body = container.NewVBox()
+	v.tools = newToolCards()
 	v.thinkTx = widget.NewLabel("")
 	v.thinkTx.Wrapping = fyne.TextWrapWord
 	v.thinkTx.TextStyle.Italic = true
@@ -71,7 +73,7 @@ func newMessageView(m Message, acts messageActions) *messageView {
 
 	v.marker = container.NewVBox()
 	v.marker.Hide()
-	content := container.NewVBox(v.think, v.status, v.body, v.attachmentsRow(), v.note)
+	content := container.NewVBox(v.think, v.tools.root, v.status, v.body, v.attachmentsRow(), v.note)
 	footer := container.New(footerLayout{}, v.actions, v.stats)
 	if m.Role == User {
 		bg := canvas.NewRectangle(themeColor(colorBubble))
@@ -102,6 +104,7 @@ func (v *messageView) update(m Message) {
 	if v.editing {
 		return
 	}
+	v.tools.show(m.Tools, m.State == Streaming)
 	v.renderBody(m.Text)
 	if m.Thinking != "" {
 		v.thinkTx.SetText(strings.TrimSpace(m.Thinking))
@@ -137,7 +140,7 @@ func (v *messageView) setStatus(s string) {
 // statistics and error; then its status line.
 func (v *messageView) apply(acc Answer) {
 	m := v.msg
-	m.Text, m.Thinking = acc.Text, acc.Thinking
+	m.Text, m.Thinking, m.Tools = acc.Text, acc.Thinking, acc.Tools
 	if acc.View != nil {
 		m.View = *acc.View
 	}

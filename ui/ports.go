@@ -82,6 +82,8 @@ type Message struct {
 	// Version and Versions number an answer's versions (regenerations):
 	// this is version Version of Versions (0 or 1 of 1: only one).
 	Version, Versions int
+	// Tools are the calls the answer made before its Text, in order.
+	Tools []ToolCall
 }
 
 // ContextView says which part of a conversation a model saw: everything

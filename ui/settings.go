@@ -32,7 +32,13 @@ type Settings struct {
 	// ContextPolicy is what happens when a conversation outgrows the
 	// model's context: TrimOldest ("" too) or AskFirst.
 	ContextPolicy string
+	// ToolRounds is how many rounds of tool calls one answer may take (0:
+	// DefaultToolRounds).
+	ToolRounds int
 }
+
+// DefaultToolRounds is ToolRounds' default.
+const DefaultToolRounds = 8
 
 // Context policies.
 const (
@@ -54,7 +60,7 @@ type ModelDefaults struct {
 
 // DefaultSettings leave every model setting unset.
 func DefaultSettings() Settings {
-	return Settings{Hotkey: DefaultHotkey, LocalAPIPort: 11435, ContextPolicy: TrimOldest}
+	return Settings{Hotkey: DefaultHotkey, LocalAPIPort: 11435, ContextPolicy: TrimOldest, ToolRounds: DefaultToolRounds}
 }
 
 // Validate says what is wrong with s, in words the settings view shows.
@@ -92,6 +98,7 @@ func (s Settings) Validate(budgets []int) error {
 	}
 	check(s.ContextPolicy == "" || s.ContextPolicy == TrimOldest || s.ContextPolicy == AskFirst,
 		"long conversations must either leave the oldest messages out or ask first")
+	check(s.ToolRounds >= 0 && s.ToolRounds <= 32, "tool rounds per answer must be between 1 and 32")
 	check(s.LocalAPIPort >= 1024 && s.LocalAPIPort <= 65535, "the local API port must be between 1024 and 65535")
 	if len(bad) > 0 {
 		return fmt.Errorf("%s", strings.Join(bad, "; "))
@@ -147,6 +154,7 @@ func (p PrefsSettings) Load() Settings {
 		LocalAPI:      g.BoolWithFallback(prefix+"localAPI", d.LocalAPI),
 		LocalAPIPort:  g.IntWithFallback(prefix+"localAPIPort", d.LocalAPIPort),
 		ContextPolicy: g.StringWithFallback(prefix+"contextPolicy", d.ContextPolicy),
+		ToolRounds:    g.IntWithFallback(prefix+"toolRounds", d.ToolRounds),
 	}
 }
 
@@ -173,6 +181,7 @@ func (p PrefsSettings) Save(s Settings) error {
 	g.SetBool(prefix+"localAPI", s.LocalAPI)
 	g.SetInt(prefix+"localAPIPort", s.LocalAPIPort)
 	g.SetString(prefix+"contextPolicy", s.ContextPolicy)
+	g.SetInt(prefix+"toolRounds", s.ToolRounds)
 	return nil
 }
 

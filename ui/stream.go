@@ -19,6 +19,7 @@ type Answer struct {
 	Stats    *Stats
 	Err      error
 	View     *ContextView // what of the chat the model sees, once known (the context policy)
+	Tools    []ToolCall   // the calls so far (nil: none)
 }
 
 // Stream carries a streaming answer from the chat service to a view. The

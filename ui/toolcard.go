@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -34,8 +36,9 @@ type ToolCallCard struct {
 
 // NewToolCallCard returns a card waiting for an answer.
 func NewToolCallCard(tool, server, arguments string) *ToolCallCard {
-	c := &ToolCallCard{title: widget.NewLabel(fmt.Sprintf("%s wants to run %s (server %s)", "The model", tool, server)),
+	c := &ToolCallCard{title: widget.NewLabel(waitingTitle(tool, server)),
 		args: widget.NewLabel(arguments), status: widget.NewLabel(""), result: widget.NewLabel("")}
+	c.status.Importance = widget.LowImportance
 	c.title.TextStyle.Bold = true
 	c.title.Wrapping = fyne.TextWrapWord
 	c.args.TextStyle.Monospace = true
@@ -65,8 +68,71 @@ func NewToolCallCard(tool, server, arguments string) *ToolCallCard {
 	c.fold = widget.NewAccordion(widget.NewAccordionItem("Result", c.result))
 	c.fold.Hide()
 	c.status.Hide()
-	c.Root = container.NewVBox(c.title, c.args, c.buttons, c.status, c.fold)
+	bg := canvas.NewRectangle(themeColor(colorCode))
+	bg.CornerRadius = 10
+	bg.StrokeColor = themeColor(theme.ColorNameSeparator)
+	bg.StrokeWidth = 1
+	c.Root = container.NewStack(bg, container.NewPadded(container.NewVBox(c.title, c.args, c.buttons, c.status, c.fold)))
 	return c
+}
+
+func waitingTitle(tool, server string) string {
+	if server == "" {
+		return fmt.Sprintf("The model asked for %s, which no server offers", tool)
+	}
+	return fmt.Sprintf("The model wants to run %s (server %s)", tool, server)
+}
+
+// show brings the card up to date with call tc of an answer; streaming
+// says whether the answer is still going (a call with no outcome then
+// runs; afterwards it was cut short).
+func (c *ToolCallCard) show(tc ToolCall, streaming bool) {
+	name := tc.Tool
+	if name == "" {
+		name = tc.Name
+	}
+	title := waitingTitle(name, tc.Server)
+	if !tc.Waiting() {
+		title = fmt.Sprintf("%s (server %s)", name, tc.Server)
+		if tc.Server == "" {
+			title = name
+		}
+	}
+	if c.title.Text != title {
+		c.title.SetText(title)
+	}
+	if c.args.Text != tc.Arguments {
+		c.args.SetText(tc.Arguments)
+	}
+	switch {
+	case tc.Done:
+		if c.fold.Hidden || c.result.Text != tc.Content || c.status.Text != resultStatus(tc.IsError, tc.Denied) {
+			c.SetResult(tc.Content, tc.IsError, tc.Denied)
+		}
+		return
+	case tc.Waiting():
+		c.OnAnswer = tc.Ask
+		c.buttons.Show()
+		c.status.Hide()
+	default:
+		c.buttons.Hide()
+		c.status.SetText("Stopped before it finished: no result")
+		if streaming {
+			c.status.SetText("Running…")
+		}
+		c.status.Show()
+	}
+	c.Root.Refresh()
+}
+
+func resultStatus(isError, denied bool) string {
+	switch {
+	case denied:
+		return "Denied: nothing ran"
+	case isError:
+		return "Failed"
+	}
+	return "Done"
 }
 
 // Waiting reports whether the card still asks.
@@ -76,14 +142,7 @@ func (c *ToolCallCard) Waiting() bool { return c.buttons.Visible() }
 // or "denied".
 func (c *ToolCallCard) SetResult(content string, isError, denied bool) {
 	c.buttons.Hide()
-	switch {
-	case denied:
-		c.status.SetText("Denied: nothing ran")
-	case isError:
-		c.status.SetText("Failed")
-	default:
-		c.status.SetText("Done")
-	}
+	c.status.SetText(resultStatus(isError, denied))
 	c.status.Show()
 	c.result.SetText(content)
 	c.fold.Show()
@@ -124,4 +183,51 @@ func NewToolServersView(rows []ToolServerRow) *ToolServersView {
 		v.Root.Add(widget.NewSeparator())
 	}
 	return v
+}
+
+// toolCards shows an answer's tool calls, each as a card (with, before a
+// round's first card, what the model said before calling). Cards are
+// kept by position, so an answer streaming its calls updates them in place.
+type toolCards struct {
+	root  *fyne.Container
+	cards []*ToolCallCard
+	leads []*widget.Label
+}
+
+func newToolCards() *toolCards {
+	t := &toolCards{root: container.NewVBox()}
+	t.root.Hide()
+	return t
+}
+
+func (t *toolCards) show(calls []ToolCall, streaming bool) {
+	if len(calls) == 0 {
+		if len(t.cards) > 0 || t.root.Visible() {
+			t.cards, t.leads = nil, nil
+			t.root.Objects = nil
+			t.root.Hide()
+		}
+		return
+	}
+	for len(t.cards) < len(calls) {
+		t.cards = append(t.cards, NewToolCallCard("", "", ""))
+		l := widget.NewLabel("")
+		l.Wrapping = fyne.TextWrapWord
+		t.leads = append(t.leads, l)
+	}
+	t.cards, t.leads = t.cards[:len(calls)], t.leads[:len(calls)]
+	var objs []fyne.CanvasObject
+	for i, c := range calls {
+		if c.Lead != "" {
+			if t.leads[i].Text != c.Lead {
+				t.leads[i].SetText(c.Lead) // plain text: nothing in it is a link
+			}
+			objs = append(objs, t.leads[i])
+		}
+		t.cards[i].show(c, streaming)
+		objs = append(objs, t.cards[i].Root)
+	}
+	t.root.Objects = objs
+	t.root.Show()
+	t.root.Refresh()
 }

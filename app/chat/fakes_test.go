@@ -32,6 +32,20 @@ type fakeEngine struct {
 	gate     chan struct{} // non-nil: the first token waits until it is closed
 	requests []engine.Request
 	closed   bool
+	// call, when set, is what the model does while tools are offered and
+	// not refused (tool choice not "none"): it calls instead of answering,
+	// once (the round after a tool turn answers), or every round (callAlways).
+	call       *engine.ParsedCall
+	callAlways bool
+}
+
+// calls reports whether the fake calls a tool for req.
+func (f *fakeEngine) calls(req engine.Request) bool {
+	if f.call == nil || len(req.Tools) == 0 || req.ToolChoice.Mode == engine.ToolNone {
+		return false
+	}
+	last := req.Messages[len(req.Messages)-1]
+	return f.callAlways || last.Role != engine.RoleTool
 }
 
 func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
@@ -62,6 +76,12 @@ func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan e
 		}
 		n := 0
 		ok := send(engine.Event{Kind: engine.EventQueued, Position: 0})
+		if ok && f.calls(req) {
+			if send(engine.Event{Kind: engine.EventToolCall, Call: *f.call}) {
+				ch <- engine.Event{Kind: engine.EventDone, StopReason: engine.StopToolCalls, Stats: &engine.Stats{GeneratedTokens: 5}}
+			}
+			return
+		}
 		if f.gate != nil {
 			select {
 			case <-f.gate:

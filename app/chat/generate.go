@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"perch/app/history"
+	"perch/app/toolloop"
 	"perch/engine"
 	"perch/ui"
 )
@@ -33,6 +34,9 @@ func (s *Service) Send(ctx context.Context, convID, text string, atts []ui.Attac
 			return ui.Reply{}, err
 		}
 		convID = c.ID
+		if err := s.takeNextChoice(convID); err != nil {
+			return ui.Reply{}, err
+		}
 	}
 	u := history.Message{ConversationID: convID, Role: "user", Text: text, State: history.Done}
 	for _, a := range atts {
@@ -72,7 +76,7 @@ func (s *Service) Regenerate(ctx context.Context, convID, answerID string) (ui.R
 		return ui.Reply{}, err
 	}
 	a := m
-	a.Text, a.Thinking, a.State, a.Error, a.Origin = "", "", history.Streaming, "", ""
+	a.Text, a.Thinking, a.State, a.Error, a.Origin, a.Tools = "", "", history.Streaming, "", "", nil
 	a.Model, a.Stats, a.View = s.models.State().Name, history.Stats{}, history.View{}
 	if m.State == history.Failed || strings.TrimSpace(m.Text) == "" {
 		err = s.store.Update(&a) // nothing worth keeping: try again in place
@@ -198,13 +202,18 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 			d.Err = streamError(err, summary, details)
 		}
 		save(state)
-		d.Text, d.Thinking = a.Text, a.Thinking
+		d.Text, d.Thinking, d.Tools = a.Text, a.Thinking, toolsToUI(a.Tools)
 		done = true
 		st.Publish(d)
 	}
 	start := time.Now()
 	status := func(msg string) { st.Publish(ui.Answer{Status: msg}) }
 	cr, err := s.request(convID, a.ID)
+	var offered []toolloop.Offered
+	if err == nil && s.MCP != nil {
+		status("Starting tools…")
+		offered = s.offered(ctx, convID)
+	}
 	var gen Lent
 	if err == nil {
 		gen, err = s.models.Acquire(ctx, status)
@@ -212,6 +221,10 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	var req engine.Request
 	if err == nil {
 		req, view, err = s.fitContext(ctx, gen, convID, cr, &a)
+	}
+	if err == nil && len(offered) > 0 {
+		s.runTools(ctx, convID, &a, st, gen, req, view, offered, save, finish)
+		return
 	}
 	if err == nil {
 		if s.Seed != nil {
@@ -287,11 +300,19 @@ func (s *Service) request(convID, answerID string) (convRequest, error) {
 		if m.ID == answerID {
 			break
 		}
-		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
+		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" && len(m.Tools) == 0 {
 			continue // a failed or empty answer says nothing to the model
 		}
 		if m.Role == "assistant" {
 			cr.hint = m.View
+		}
+		for _, tm := range toolTurns(m.Tools) {
+			cr.req.Messages = append(cr.req.Messages, tm)
+			cr.seqs = append(cr.seqs, m.Seq)
+			cr.ids = append(cr.ids, m.ID)
+		}
+		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
+			continue // it called tools and was cut short before answering
 		}
 		em := engine.Message{Role: engine.Role(m.Role), Thinking: m.Thinking}
 		for _, a := range m.Attachments {

@@ -43,7 +43,10 @@ type Service struct {
 	// Seed, when set, seeds every answer's sampling (scripted runs such as
 	// make screenshot are reproducible).
 	Seed *uint64
+	// MCP is the user's tool servers (nil: answers call no tools).
+	MCP ToolSource
 
+	tools       toolChoice          // the next new conversation's servers
 	attachments *lru.Cache[[]byte] // recent attachments' bytes by hash
 }
 
@@ -97,7 +100,7 @@ func (s *Service) Messages(id string) ([]ui.Message, error) {
 func toUI(m history.Message) ui.Message {
 	u := ui.Message{ID: m.ID, Role: ui.Role(m.Role), Text: m.Text, Thinking: m.Thinking,
 		State: ui.MessageState(m.State), Model: m.Model, Edited: m.Origin == history.OriginEdited,
-		Version: m.Version, Versions: m.Versions,
+		Version: m.Version, Versions: m.Versions, Tools: toolsToUI(m.Tools),
 		ContextFull: m.State == history.Failed && isContextFull(m.Error)}
 	u.Err, u.ErrDetails = history.SplitError(m.Error)
 	if m.Stats.GeneratedTokens > 0 {

@@ -38,6 +38,7 @@ type Event struct {
 	Round  int
 	Engine engine.Event
 	// Call and Result:
+	ID           string // the call's id (the tool turn answering it carries it)
 	Server, Tool string // the MCP server and tool ("" when the model named no offered tool)
 	Name         string // the name the model used
 	Arguments    json.RawMessage
@@ -165,7 +166,7 @@ func (l *Loop) generate(ctx context.Context, r engine.Request, round int) (strin
 // the model gets back.
 func (l *Loop) run(ctx context.Context, round int, c engine.ParsedCall, byName map[string]Offered) (Event, error) {
 	o, known := byName[c.Name]
-	ev := Event{Kind: Call, Round: round, Server: o.Server, Tool: o.Tool, Name: c.Name, Arguments: c.Arguments}
+	ev := Event{Kind: Call, Round: round, ID: c.ID, Server: o.Server, Tool: o.Tool, Name: c.Name, Arguments: c.Arguments}
 	l.emit(ev)
 	ev.Kind = Result
 	switch {

@@ -1,0 +1,38 @@
+package ui
+
+// ToolCall is one tool call of an answer as the chat shows it: a card
+// with the tool, its server and arguments, asking for approval while Ask
+// is set, then the outcome folded.
+type ToolCall struct {
+	// Lead is what the model said before this round of calls (on the
+	// round's first call; "" otherwise).
+	Lead         string
+	Name         string // the name the model used
+	Server, Tool string // "" when it named no offered tool
+	Arguments    string // JSON, as the model wrote it
+	Content      string // the result, the error, or why nothing ran
+	IsError      bool
+	Denied       bool
+	Done         bool // the outcome is in
+	// Ask answers the card while it waits (nil: it does not wait). It may
+	// be called from the UI goroutine and returns at once.
+	Ask func(ToolAnswer)
+}
+
+// Waiting reports whether the call waits for the user.
+func (c ToolCall) Waiting() bool { return c.Ask != nil && !c.Done }
+
+// ToolServer is an MCP server a conversation may offer the model.
+type ToolServer struct {
+	Name  string
+	On    bool   // this conversation offers its tools
+	State string // "starting", "ready", "failed", "stopped", "disabled"
+}
+
+// ToolChats is what a chat service with MCP tools offers the chat window
+// and quick-ask: which servers' tools a conversation gives the model.
+// conversationID "" is the next new conversation.
+type ToolChats interface {
+	ToolServers(conversationID string) ([]ToolServer, error)
+	SetToolServer(conversationID, server string, on bool) error
+}
