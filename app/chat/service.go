@@ -46,7 +46,7 @@ type Service struct {
 	// MCP is the user's tool servers (nil: answers call no tools).
 	MCP ToolSource
 
-	tools       toolChoice          // the next new conversation's servers
+	tools       toolChoice         // the next new conversation's servers
 	attachments *lru.Cache[[]byte] // recent attachments' bytes by hash
 }
 

@@ -17,8 +17,8 @@ import (
 // fakeTools is one server, "notes", with one tool, "read".
 type fakeTools struct {
 	mu    sync.Mutex
-	calls []string // arguments of each call run
-	hang  bool     // calls wait for their context
+	calls []string      // arguments of each call run
+	hang  bool          // calls wait for their context
 	began chan struct{} // with hang: closed when a call begins
 	allow *mcphost.AllowStore
 }
