@@ -1,5 +1,7 @@
 package ui
 
+import "context"
+
 // ToolCall is one tool call of an answer as the chat shows it: a card
 // with the tool, its server and arguments, asking for approval while Ask
 // is set, then the outcome folded.
@@ -35,4 +37,34 @@ type ToolServer struct {
 type ToolChats interface {
 	ToolServers(conversationID string) ([]ToolServer, error)
 	SetToolServer(conversationID, server string, on bool) error
+}
+
+// ToolInfo is one tool a server offers.
+type ToolInfo struct{ Name, Description string }
+
+// ToolServerInfo is one server on Settings → Tools.
+type ToolServerInfo struct {
+	Name    string
+	Setup   string // the command line, or the URL
+	Enabled bool
+	State   string // "stopped", "starting", "ready", "failed", "disabled"
+	Err     string // why it failed
+	Stderr  string // the tail of what the server wrote, behind Details
+	Tools   []ToolInfo
+	Always  []string // tools the user always allows
+}
+
+// ToolSettings is Settings → Tools: the user's MCP servers.
+type ToolSettings interface {
+	List() []ToolServerInfo
+	// Add sets up a server: a command line with its environment, or a URL
+	// on this machine.
+	Add(name, command string, env map[string]string, url string) error
+	SetEnabled(name string, on bool) error
+	Remove(name string) error
+	// Check starts the server now and lists its tools (it blocks: call it
+	// off the UI goroutine).
+	Check(ctx context.Context, name string) error
+	// Revoke forgets "always allow" for a server's tool.
+	Revoke(server, tool string) error
 }
