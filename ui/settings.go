@@ -98,7 +98,7 @@ func (s Settings) Validate(budgets []int) error {
 	}
 	check(s.ContextPolicy == "" || s.ContextPolicy == TrimOldest || s.ContextPolicy == AskFirst,
 		"long conversations must either leave the oldest messages out or ask first")
-	check(s.ToolRounds >= 0 && s.ToolRounds <= 32, "tool rounds per answer must be between 1 and 32")
+	check(s.ToolRounds >= 0 && s.ToolRounds <= 32, "rounds per answer must be between 1 and 32")
 	check(s.LocalAPIPort >= 1024 && s.LocalAPIPort <= 65535, "the local API port must be between 1024 and 65535")
 	if len(bad) > 0 {
 		return fmt.Errorf("%s", strings.Join(bad, "; "))

@@ -20,7 +20,7 @@ const saveAfterTyping = 700 * time.Millisecond
 
 // watchChanges saves the form when any of its fields changes.
 func (v *settingsView) watchChanges() {
-	for _, e := range []*widget.Entry{v.system, v.port, v.hotkey, v.modelsDir,
+	for _, e := range []*widget.Entry{v.system, v.port, v.toolRounds, v.hotkey, v.modelsDir,
 		v.gen.temp, v.gen.topP, v.gen.topK, v.gen.maxTokens, v.gen.frames} {
 		e.OnChanged = func(string) { v.typed() }
 	}

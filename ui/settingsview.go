@@ -24,6 +24,8 @@ type settingsView struct {
 	system               *widget.Entry
 	gen                  *modelSettings
 	port                 *widget.Entry
+	toolRounds           *widget.Entry
+	onTools              func() // opens Settings → Tools (nil: no tools)
 	thinking, login, api *widget.Check
 	longChats            *widget.Select
 	hotkey, modelsDir    *widget.Entry
@@ -44,6 +46,7 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 	v.system.SetMinRowsVisible(3)
 	v.gen = newModelSettings(e.budgets)
 	v.port = fieldEntry()
+	v.toolRounds = fieldEntry()
 	v.thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
 	v.hotkey = fieldEntry()
@@ -99,8 +102,19 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		heading("Settings"), saved,
 		section("Model", model), section("Generation", gen), section("Media", media),
 		container.NewHBox(useDefaults), section("App", app),
-		v.status,
 	)
+	if e.tools != nil {
+		manage := widget.NewButtonWithIcon("Tool servers…", theme.SettingsIcon(), func() {
+			if v.onTools != nil {
+				v.onTools()
+			}
+		})
+		body.Add(section("Tools", form(
+			"Servers", container.NewHBox(manage),
+			"Rounds per answer", container.NewVBox(v.toolRounds, note("How many rounds of tool calls one answer may make before it must answer.")),
+		)))
+	}
+	body.Add(v.status)
 	v.root = pageScroll(container.NewPadded(body))
 	v.showHotkeyState()
 	e.model.Watch(func(s ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
@@ -199,6 +213,11 @@ func (v *settingsView) load() {
 	v.modelsDir.SetText(s.ModelsDir)
 	v.api.SetChecked(s.LocalAPI)
 	v.port.SetText(strconv.Itoa(s.LocalAPIPort))
+	rounds := s.ToolRounds
+	if rounds == 0 {
+		rounds = DefaultToolRounds
+	}
+	v.toolRounds.SetText(strconv.Itoa(rounds))
 	v.status.SetText("")
 }
 
@@ -230,6 +249,7 @@ func (v *settingsView) read() (Settings, error) {
 	s.ModelsDir = strings.TrimSpace(v.modelsDir.Text)
 	s.LocalAPI = v.api.Checked
 	num("API port", v.port, &s.LocalAPIPort)
+	num("Rounds per answer", v.toolRounds, &s.ToolRounds)
 	if len(bad) > 0 {
 		return s, fmt.Errorf("%s", strings.Join(bad, "; "))
 	}

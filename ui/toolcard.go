@@ -150,41 +150,6 @@ func (c *ToolCallCard) SetResult(content string, isError, denied bool) {
 	c.Root.Refresh()
 }
 
-// ToolServerRow is one MCP server in Settings → Tools.
-type ToolServerRow struct {
-	Name, State, Err, Stderr string
-	Tools                    []string // "name — description"
-}
-
-// ToolServersView is Settings → Tools' list of servers: each with its
-// state, its tools, and, when it failed, the reason with its stderr
-// behind Details.
-type ToolServersView struct {
-	Root *fyne.Container
-}
-
-// NewToolServersView shows rows.
-func NewToolServersView(rows []ToolServerRow) *ToolServersView {
-	v := &ToolServersView{Root: container.NewVBox()}
-	for _, r := range rows {
-		head := widget.NewLabel(r.Name + " — " + r.State)
-		head.TextStyle.Bold = true
-		v.Root.Add(head)
-		if r.Err != "" {
-			p := newProblemBox()
-			p.set(r.Err, r.Stderr)
-			v.Root.Add(p.root)
-		}
-		for _, t := range r.Tools {
-			l := widget.NewLabel("• " + t)
-			l.Wrapping = fyne.TextWrapWord
-			v.Root.Add(l)
-		}
-		v.Root.Add(widget.NewSeparator())
-	}
-	return v
-}
-
 // toolCards shows an answer's tool calls, each as a card (with, before a
 // round's first card, what the model said before calling). Cards are
 // kept by position, so an answer streaming its calls updates them in place.

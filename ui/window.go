@@ -30,6 +30,8 @@ type Deps struct {
 	Teacher  Teacher
 	Adapters Adapters
 	Feedback Feedback
+	// Tools is Settings → Tools (nil: no tools page).
+	Tools ToolSettings
 }
 
 // env is what every view shares: services, and how to reach the UI
@@ -47,6 +49,7 @@ type env struct {
 	teacher        Teacher
 	adapters       Adapters
 	feedback       Feedback
+	tools          ToolSettings
 	budgets        []int
 	hotkeyActive   string // the quick-ask shortcut that works ("" none)
 	hotkeyErr      error  // why the chosen one does not
@@ -81,7 +84,7 @@ func New(a fyne.App, d Deps) *UI {
 func build(a fyne.App, d Deps, do, run func(func())) *UI {
 	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
 		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run,
-		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback, budgets: d.ImageBudgets}
+		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback, budgets: d.ImageBudgets, tools: d.Tools}
 	u := &UI{env: e}
 	u.Main = newMainWindow(e)
 	return u
@@ -110,12 +113,14 @@ type MainWindow struct {
 	chat     *chatView
 	models   *modelsView
 	settings *settingsView
+	tools    *toolsView
 	teach    *teachView
 	welcome  *firstRun
 	pages    *fyne.Container
 	title    *widget.Label
 	pill     *modelPill
-	page     string // "chat", "welcome", "models", "settings", "teach"
+	toolSw   *toolSwitch // nil: the chat has no tools
+	page     string      // "chat", "welcome", "models", "settings", "teach"
 }
 
 func newMainWindow(e *env) *MainWindow {
@@ -155,7 +160,12 @@ func newMainWindow(e *env) *MainWindow {
 	if e.feedback != nil {
 		mw.pill.btn.OnTapped = mw.showModelMenu
 	}
-	header := container.NewBorder(nil, nil, nil, mw.pill.root, mw.title)
+	right := mw.pill.root
+	if tc, ok := e.chat.(ToolChats); ok {
+		mw.toolSw = newToolSwitch(tc, func() string { return mw.chat.convID })
+		right = container.NewHBox(mw.toolSw.btn, mw.pill.root)
+	}
+	header := container.NewBorder(nil, nil, nil, right, mw.title)
 	chatPage := container.NewBorder(container.NewVBox(container.NewPadded(header), widget.NewSeparator()), nil, nil, nil, mw.chat.root)
 	mw.pages = container.NewStack(chatPage)
 	split := container.NewHSplit(mw.side.root, mw.pages)
@@ -239,6 +249,9 @@ func (mw *MainWindow) updateTitle() {
 		}
 	}
 	mw.title.SetText(title)
+	if mw.toolSw != nil {
+		mw.toolSw.refresh()
+	}
 }
 
 // showChat shows the conversation, or the welcome page while there is no model.
@@ -292,10 +305,23 @@ func (mw *MainWindow) ShowModels() {
 	mw.showPage("models", mw.models.root)
 }
 
+// ShowTools opens Settings → Tools (nothing without tools).
+func (mw *MainWindow) ShowTools() {
+	if mw.env.tools == nil {
+		return
+	}
+	if mw.tools == nil {
+		mw.tools = newToolsView(mw.env, mw.Window)
+	}
+	mw.tools.reload()
+	mw.showPage("tools", mw.tools.root)
+}
+
 // ShowSettings opens the settings page.
 func (mw *MainWindow) ShowSettings() {
 	if mw.settings == nil {
 		mw.settings = newSettingsView(mw.env, mw.Window)
+		mw.settings.onTools = mw.ShowTools
 	}
 	mw.leavePage()
 	mw.settings.load()

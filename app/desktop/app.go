@@ -18,6 +18,7 @@ import (
 	"perch/app/hub/catalog"
 	"perch/app/platform"
 	"perch/app/teach"
+	"perch/app/toolset"
 	"perch/assets"
 	"perch/engine"
 	"perch/ui"
@@ -124,12 +125,19 @@ func Start(f Flags) int {
 	defer g.api.Close()
 	svc := chat.New(store, g.rt, chat.MediaProbe{Video: chat.VideoFrame, Pictures: engines.Pictures}, g.settings.Load)
 	svc.Seed = f.Seed
+	tools, err := toolset.Open(dir)
+	if err != nil {
+		warnings = append(warnings, "Your tool servers could not be read ("+err.Error()+"). Tools are off until it is fixed.")
+		tools, _ = toolset.Open("")
+	}
+	defer tools.Close()
+	svc.MCP = tools
 	teacher, adapters := g.wireTeaching(dir, svc, g.trainer())
 	g.ui = ui.New(a, ui.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
 		Teacher: teacher, Adapters: adapters, Feedback: svc,
-		ImageBudgets: engine.ImageBudgets(),
+		ImageBudgets: engine.ImageBudgets(), Tools: tools,
 	})
 	mw := g.ui.Main.Window
 	mw.SetMaster()
