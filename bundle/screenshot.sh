@@ -8,7 +8,10 @@
 # Teach page (shot right after Start, mid-run and done) and chats with the adapter switched on
 # (teach-*.png); then types on the real keyboard (xdotool) right after an answer's pencil
 # (correction-typed.png), reopens the long chat from the sidebar (chat-reopened.png) and shows
-# the chat and Teach at 600x500 (small-main.png, small-teach.png: one width).
+# the chat and Teach at 600x500 (small-main.png, small-teach.png: one width); last, sets up two
+# MCP servers on Settings → Tools, one served from inside the app and one that fails at start
+# (tools-settings.png), and has the model call a tool: its card waiting (tools-approve.png), then
+# allowed, the result folded and the answer after it (tools-result.png).
 # Fails (exit 1) if the window never appears or the answer never arrives.
 #   bundle/screenshot.sh BIN MODEL_DIR OUT_DIR
 set -u
@@ -34,7 +37,8 @@ if [ $rc -ne 0 ] || ! grep -q "perch: screenshots in" "$home/app.log"; then
 fi
 for f in main.png quickask.png models.png settings.png context-marker.png download-offline.png quickask-command.png \
   teach-feedback.png teach-started.png teach-running.png teach-done.png teach-adapter-menu.png teach-adapter-chat.png \
-  correction-typed.png chat-reopened.png small-main.png small-teach.png; do
+  correction-typed.png chat-reopened.png small-main.png small-teach.png \
+  tools-settings.png tools-approve.png tools-result.png; do
   [ -s "$out/$f" ] || { echo "screenshot: $out/$f was not written" >&2; exit 1; }
 done
 ls -l "$out"

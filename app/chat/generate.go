@@ -211,8 +211,7 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	cr, err := s.request(convID, a.ID)
 	var offered []toolloop.Offered
 	if err == nil && s.MCP != nil {
-		status("Starting tools…")
-		offered = s.offered(ctx, convID)
+		offered = s.offered(ctx, convID, status)
 	}
 	var gen Lent
 	if err == nil {

@@ -45,6 +45,11 @@ type Service struct {
 	Seed *uint64
 	// MCP is the user's tool servers (nil: answers call no tools).
 	MCP ToolSource
+	// ToolChoice is the first round's tool choice when tools are offered
+	// (zero: the model decides; scripted runs such as make screenshot
+	// require a call, and then only tools whose schemas the grammar
+	// enforces are offered).
+	ToolChoice engine.ToolChoice
 
 	tools       toolChoice         // the next new conversation's servers
 	attachments *lru.Cache[[]byte] // recent attachments' bytes by hash

@@ -79,6 +79,7 @@ func (s *Service) runTools(ctx context.Context, convID string, a *history.Messag
 				publish()
 			}
 		}}
+	req.ToolChoice = s.ToolChoice
 	_, err := l.Run(ctx, req)
 	a.Text, a.Thinking = t.text.String(), t.thinking.String()
 	switch {

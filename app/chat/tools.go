@@ -102,7 +102,7 @@ func (s *Service) takeNextChoice(convID string) error {
 
 // offered is what conversation convID offers the model: the tools of its
 // servers that are enabled (nil: none, or no tools at all).
-func (s *Service) offered(ctx context.Context, convID string) []toolloop.Offered {
+func (s *Service) offered(ctx context.Context, convID string, status func(string)) []toolloop.Offered {
 	if s.MCP == nil {
 		return nil
 	}
@@ -119,7 +119,9 @@ func (s *Service) offered(ctx context.Context, convID string) []toolloop.Offered
 	if len(on) == 0 {
 		return nil
 	}
-	offered, _ := toolloop.Offer(s.MCP.Tools(ctx, on), false)
+	status("Starting tools…")
+	constrained := s.ToolChoice.Mode == engine.ToolRequired || s.ToolChoice.Mode == engine.ToolFunction
+	offered, _ := toolloop.Offer(s.MCP.Tools(ctx, on), constrained)
 	return offered
 }
 

@@ -46,6 +46,8 @@ type App struct {
 	dataDir    string
 	choice     adapterChoice
 	teacher    *teach.Service
+	chat       *chat.Service
+	tools      *toolset.Set
 	contextCap int // gui -context (0: the model's own)
 	exitCode   int // set by a scripted run that failed
 }
@@ -132,6 +134,7 @@ func Start(f Flags) int {
 	}
 	defer tools.Close()
 	svc.MCP = tools
+	g.chat, g.tools = svc, tools
 	teacher, adapters := g.wireTeaching(dir, svc, g.trainer())
 	g.ui = ui.New(a, ui.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,

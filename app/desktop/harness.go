@@ -5,6 +5,8 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"perch/app/chat"
+	"perch/app/toolset"
 	"perch/ui"
 )
 
@@ -36,3 +38,7 @@ func (g *App) UI() *ui.UI        { return g.ui }
 func (g *App) TrayOK() bool      { return g.trayOK }
 func (g *App) DataDir() string   { return g.dataDir }
 func (g *App) SetExitCode(c int) { g.exitCode = c }
+
+// Chat is the conversation service; Tools the user's MCP servers.
+func (g *App) Chat() *chat.Service { return g.chat }
+func (g *App) Tools() *toolset.Set { return g.tools }

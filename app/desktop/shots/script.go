@@ -129,6 +129,9 @@ func (g *gui) script(f *flags) {
 	if f.teachDemo && f.ask != "" && !failed && !g.handsShots(scriptSteps{wait, shoot, fail}) {
 		return
 	}
+	if f.ask != "" && !failed && !g.toolsShots(scriptSteps{wait, shoot, fail}) {
+		return
+	}
 	if !failed {
 		fmt.Printf("perch: screenshots in %s\n", f.screenshots)
 		fyne.Do(g.app.Quit)
