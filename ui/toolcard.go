@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -106,7 +107,7 @@ func (c *ToolCallCard) show(tc ToolCall, streaming bool) {
 	}
 	switch {
 	case tc.Done:
-		if c.fold.Hidden || c.result.Text != tc.Content || c.status.Text != resultStatus(tc.IsError, tc.Denied) {
+		if c.fold.Hidden || c.result.Text != tc.Content || c.status.Text != resultStatus(tc.IsError, tc.Denied)+preview(tc.Content, tc.Denied) {
 			c.SetResult(tc.Content, tc.IsError, tc.Denied)
 		}
 		return
@@ -123,6 +124,19 @@ func (c *ToolCallCard) show(tc ToolCall, streaming bool) {
 		c.status.Show()
 	}
 	c.Root.Refresh()
+}
+
+// preview is the result's first line, short, after the status (the
+// whole result stays folded under Result).
+func preview(content string, denied bool) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(content), "\n")
+	if denied || line == "" {
+		return ""
+	}
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	return " · " + line
 }
 
 func resultStatus(isError, denied bool) string {
@@ -142,7 +156,7 @@ func (c *ToolCallCard) Waiting() bool { return c.buttons.Visible() }
 // or "denied".
 func (c *ToolCallCard) SetResult(content string, isError, denied bool) {
 	c.buttons.Hide()
-	c.status.SetText(resultStatus(isError, denied))
+	c.status.SetText(resultStatus(isError, denied) + preview(content, denied))
 	c.status.Show()
 	c.result.SetText(content)
 	c.fold.Show()

@@ -222,7 +222,7 @@ func (s *Set) List() []ui.ToolServerInfo {
 		info := ui.ToolServerInfo{Name: e.Name, Enabled: e.Enabled, State: "disabled", Always: always[e.Name]}
 		info.Setup = e.URL
 		if len(e.Command) > 0 {
-			info.Setup = strings.Join(e.Command, " ")
+			info.Setup = commandLine(e.Command)
 		}
 		if srv := servers[e.Name]; srv != nil {
 			st := srv.Status()
@@ -343,4 +343,18 @@ func (s *Set) Close() error {
 		srv.Close()
 	}
 	return nil
+}
+
+// commandLine shows a command's words as one line a shell (and
+// mcphost.SplitCommand) reads back the same: words with spaces or quotes
+// are single-quoted.
+func commandLine(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
+			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }

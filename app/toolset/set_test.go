@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"perch/app/mcphost"
 	"perch/app/mcphost/mcptest"
 )
 
@@ -15,12 +17,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func commandLine(words []string) string {
-	var q []string
-	for _, w := range words {
-		q = append(q, "'"+w+"'")
+// TestCommandLineReadsBack: a command shown on Settings → Tools splits
+// back into the same words.
+func TestCommandLineReadsBack(t *testing.T) {
+	for _, words := range [][]string{{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/My Notes"},
+		{"sh", "-c", `echo "it's" >&2; exit 3`}, {"a", "", `back\slash`}} {
+		got, err := mcphost.SplitCommand(commandLine(words))
+		if err != nil || !reflect.DeepEqual(got, words) {
+			t.Errorf("%q shown as %s reads back as %q (%v)", words, commandLine(words), got, err)
+		}
 	}
-	return strings.Join(q, " ")
 }
 
 // TestServersAddCheckDisableReopen: two servers set up as in Settings →
