@@ -31,6 +31,22 @@ type jsonPart struct {
 type jsonMessage struct {
 	Role    string `json:"role"`
 	Content any    `json:"content"` // a string, or parts when media come along
+	// An assistant turn's tool calls, and the call a "tool" turn answers
+	// (OpenAI's keys; the chat template renders them).
+	ToolCalls  []jsonToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+}
+
+type jsonToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function jsonFunction `json:"function"`
+}
+
+type jsonFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 type exampleLine struct {
@@ -119,7 +135,14 @@ func (w *datasetWriter) messages(turns []Turn) ([]jsonMessage, error) {
 	var out []jsonMessage
 	for _, t := range turns {
 		if len(t.Media) == 0 {
-			out = append(out, jsonMessage{Role: t.Role, Content: t.Text})
+			m := jsonMessage{Role: t.Role, Content: t.Text}
+			for _, c := range t.Calls {
+				m.ToolCalls = append(m.ToolCalls, jsonToolCall{ID: c.ID, Type: "function", Function: jsonFunction{Name: c.Name, Arguments: c.Arguments}})
+			}
+			if t.Result != nil {
+				m.ToolCallID, m.Name = t.Result.ID, t.Result.Name
+			}
+			out = append(out, m)
 			continue
 		}
 		var parts []jsonPart

@@ -7,6 +7,7 @@
 package teach
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,9 +20,13 @@ const maxContext = 8
 
 // Turn is one message of a row's prompt.
 type Turn struct {
-	Role  string // "system", "user" or "assistant"
+	Role  string // "system", "user", "assistant" or "tool"
 	Text  string
 	Media []history.Attachment
+	// Calls are an assistant turn's tool calls; Result is the call a tool
+	// turn answers (Text is then its result).
+	Calls  []history.ToolCall
+	Result *history.ToolCall
 }
 
 // Row is one training row: the conversation before an answer, the answer
@@ -81,17 +86,20 @@ func fromFeedback(store *history.Store, system string) (Rows, error) {
 		if err != nil {
 			return out, fmt.Errorf("teach: versions of an answer: %w", err)
 		}
-		prompt := promptBefore(convs[t.ConversationID], t.Seq, system)
-		if len(prompt) == 0 {
+		ms := convs[t.ConversationID]
+		if len(promptBefore(ms, t.Seq, system, nil)) == 0 {
 			continue
 		}
+		// Each version is learned after the tool calls it made itself;
+		// a pair is put after the better version's.
+		promptOf := func(v history.Message) []Turn { return promptBefore(ms, t.Seq, system, v.Tools) }
 		rate := func(v int) int {
 			return ratings[t.ConversationID][history.VersionKey{MessageID: t.MessageID, Version: v}]
 		}
 		best, worse := judge(versions, rate)
 		key := fmt.Sprintf("%s:%d", t.ConversationID, t.Seq)
 		for _, w := range worse {
-			out.Rated = append(out.Rated, Row{Prompt: prompt, Chosen: w.Text, Disliked: true, Origin: "thumbs down",
+			out.Rated = append(out.Rated, Row{Prompt: promptOf(w), Chosen: w.Text, Disliked: true, Origin: "thumbs down",
 				Key: fmt.Sprintf("%s:%d-", key, w.Version)})
 		}
 		switch {
@@ -102,6 +110,7 @@ func fromFeedback(store *history.Store, system string) (Rows, error) {
 			if best.Origin == history.OriginEdited {
 				origin = "your correction"
 			}
+			prompt := promptOf(*best)
 			out.Examples = append(out.Examples, Row{Prompt: prompt, Chosen: best.Text, Origin: origin, Key: key})
 			out.Rated = append(out.Rated, Row{Prompt: prompt, Chosen: best.Text, Origin: origin, Key: fmt.Sprintf("%s:%d+", key, best.Version)})
 			for _, w := range worse {
@@ -153,8 +162,11 @@ func judge(versions []history.Message, rate func(version int) int) (best *histor
 
 // promptBefore is the conversation before turn seq, as the model saw it:
 // answers that said nothing left out, at most maxContext messages, the
-// first of them the user's.
-func promptBefore(ms []history.Message, seq int, system string) []Turn {
+// first of them the user's; then own, the tool calls the answer at seq
+// made before its text, with their results. Earlier answers' calls come
+// as the model saw them too. A row with attachments carries no tool turns
+// (the trainer takes one or the other): its answers keep their text only.
+func promptBefore(ms []history.Message, seq int, system string, own []history.ToolRound) []Turn {
 	var turns []Turn
 	for _, m := range ms {
 		if m.Seq >= seq {
@@ -163,6 +175,7 @@ func promptBefore(ms []history.Message, seq int, system string) []Turn {
 		if m.Role != "user" && m.Role != "assistant" {
 			continue
 		}
+		turns = append(turns, toolTurns(m.Tools)...)
 		if m.Role == "assistant" && strings.TrimSpace(m.Text) == "" {
 			continue
 		}
@@ -177,8 +190,66 @@ func promptBefore(ms []history.Message, seq int, system string) []Turn {
 	if len(turns) == 0 || turns[len(turns)-1].Role != "user" {
 		return nil // an answer must follow a user turn
 	}
+	turns = append(turns, toolTurns(own)...)
 	if system != "" {
 		turns = append([]Turn{{Role: "system", Text: system}}, turns...)
 	}
-	return turns
+	return withoutToolsIfMedia(turns)
+}
+
+// notFinished is a cut-short call's result, as the chat tells the model.
+const notFinished = "the call did not finish (stopped by the user, or Perch quit)"
+
+// toolTurns are an answer's rounds as turns: the assistant's calls, then
+// a tool turn with each result.
+func toolTurns(rounds []history.ToolRound) []Turn {
+	var out []Turn
+	for r, round := range rounds {
+		if len(round.Calls) == 0 {
+			continue
+		}
+		calls := append([]history.ToolCall(nil), round.Calls...)
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", r, i)
+			}
+			if !json.Valid(calls[i].Arguments) || len(calls[i].Arguments) == 0 || calls[i].Arguments[0] != '{' {
+				calls[i].Arguments = json.RawMessage(`{}`)
+			}
+		}
+		out = append(out, Turn{Role: "assistant", Text: round.Text, Calls: calls})
+		for i := range calls {
+			c := calls[i]
+			if !c.Done {
+				c.Content = notFinished
+			}
+			out = append(out, Turn{Role: "tool", Text: c.Content, Result: &c})
+		}
+	}
+	return out
+}
+
+// withoutToolsIfMedia drops the tool turns of a prompt that has
+// attachments (the calls' assistant turns keep their text, if any).
+func withoutToolsIfMedia(turns []Turn) []Turn {
+	media, tools := false, false
+	for _, t := range turns {
+		media = media || len(t.Media) > 0
+		tools = tools || len(t.Calls) > 0 || t.Result != nil
+	}
+	if !media || !tools {
+		return turns
+	}
+	var out []Turn
+	for _, t := range turns {
+		switch {
+		case t.Result != nil:
+			continue
+		case len(t.Calls) > 0 && strings.TrimSpace(t.Text) == "":
+			continue
+		}
+		t.Calls = nil
+		out = append(out, t)
+	}
+	return out
 }
