@@ -26,9 +26,8 @@ import (
 
 // Files in the data folder.
 const (
-	ConfigName    = "tools.json"
+	ConfigName    = "tools.json" // the pid files go under mcp/pids, as perch ask's
 	ApprovalsName = "approvals.json"
-	pidDirName    = "mcp-pids"
 	// maxConfig bounds tools.json; a larger file is refused unread.
 	maxConfig = 1 << 20
 	// retryAfter is how long an answer leaves a failed server alone
@@ -65,7 +64,7 @@ func Open(dir string) (*Set, error) {
 	s := &Set{servers: map[string]*mcphost.Server{}, failedAt: map[string]time.Time{}}
 	approvals := ""
 	if dir != "" {
-		s.path, s.pidDir = filepath.Join(dir, ConfigName), filepath.Join(dir, pidDirName)
+		s.path, s.pidDir = filepath.Join(dir, ConfigName), filepath.Join(dir, "mcp", "pids")
 		approvals = filepath.Join(dir, ApprovalsName)
 		if err := os.MkdirAll(s.pidDir, 0o700); err != nil {
 			return nil, err
