@@ -263,6 +263,9 @@ func (mw *MainWindow) showChat() {
 	}
 	mw.leavePage()
 	mw.page = "chat"
+	if mw.toolSw != nil {
+		mw.toolSw.refresh() // Settings → Tools may have changed the servers
+	}
 	mw.pages.Objects = mw.pages.Objects[:1]
 	mw.pages.Refresh()
 	mw.focusComposer()

@@ -92,8 +92,9 @@ func (s *Service) runTools(ctx context.Context, convID string, a *history.Messag
 	}
 }
 
-// addStats sums an answer's rounds: tokens generated add up; the prompt,
-// speed and first-token time are the first round's, the prompt the last's.
+// addStats sums an answer's rounds: generated tokens add up; the
+// first-token time and speed stay the first round's; the prompt is the
+// last round's (the whole conversation by then).
 func addStats(sum, round *engine.Stats) *engine.Stats {
 	if round == nil {
 		return sum
