@@ -45,7 +45,7 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 	q := &QuickAsk{Window: w, env: e, onCont: onContinue}
 	q.comp = newComposer(e, w, "Ask Gemma anything…")
 	q.comp.entry.SetMinRowsVisible(1)
-	q.comp.entry.onEscape = q.Hide
+	q.comp.entry.onEscape = q.escape
 	q.comp.onSend = q.send
 	q.comp.onStop = q.stop
 	q.answer = container.NewVBox()
@@ -67,7 +67,7 @@ func newQuickAsk(e *env, onContinue func(convID string) *chatView) *QuickAsk {
 		container.NewBorder(q.comp.root, q.footer, nil, nil, q.scroll))))
 	w.Canvas().SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
-			q.Hide()
+			q.escape()
 		}
 	})
 	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) {
@@ -206,6 +206,15 @@ func (q *QuickAsk) send(text string, atts []Attachment) error {
 		}
 	})
 	return nil
+}
+
+// escape closes the popup; an answer waiting on a tool card there stops
+// (nothing waits for an approval no one can see).
+func (q *QuickAsk) escape() {
+	if q.live != nil && waitingCall(q.live.msg) {
+		q.stop()
+	}
+	q.Hide()
 }
 
 func (q *QuickAsk) stop() {

@@ -68,3 +68,13 @@ type ToolSettings interface {
 	// Revoke forgets "always allow" for a server's tool.
 	Revoke(server, tool string) error
 }
+
+// waitingCall reports whether one of m's calls waits for the user.
+func waitingCall(m Message) bool {
+	for _, c := range m.Tools {
+		if c.Waiting() {
+			return true
+		}
+	}
+	return false
+}

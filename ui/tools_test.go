@@ -309,3 +309,36 @@ func TestToolsPage(t *testing.T) {
 		t.Fatal("a line without = was taken")
 	}
 }
+
+// TestQuickAskCardsAndEsc: quick-ask's answer shows the same card in the
+// popup; Allow once there runs the call. Esc while a card waits closes
+// the popup and stops the answer, so nothing waits unseen.
+func TestQuickAskCardsAndEsc(t *testing.T) {
+	h, tc := toolHarness(t)
+	q := h.ui.QuickAsk()
+	for _, esc := range []bool{false, true} {
+		q.Show()
+		test.Type(q.comp.entry, "Read my garden notes")
+		q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		var b *widget.Button
+		h.loop.until(t, "the card in the popup", func() bool {
+			b = visibleButton(q.live.tools.root, "Allow once")
+			return b != nil
+		})
+		if esc {
+			q.Window.Canvas().Unfocus()
+			q.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+			h.loop.until(t, "stopped", func() bool { return !q.Busy() })
+			if q.Visible() || len(tc.decided) != 0 {
+				t.Fatalf("after Esc: visible %v, decided %d", q.Visible(), len(tc.decided))
+			}
+			continue
+		}
+		test.Tap(b)
+		h.loop.until(t, "the answer", func() bool { return !q.Busy() })
+		if d := <-tc.decided; d != ToolAllowOnce || q.AnswerText() != "Your notes say: buy seeds." {
+			t.Fatalf("decided %v, answer %q", d, q.AnswerText())
+		}
+		q.escape()
+	}
+}
