@@ -212,6 +212,9 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	var offered []toolloop.Offered
 	if err == nil && s.MCP != nil {
 		offered = s.offered(ctx, convID, status)
+		for _, o := range offered {
+			cr.req.Tools = append(cr.req.Tools, o.Engine) // measured with the prompt
+		}
 	}
 	var gen Lent
 	if err == nil {
