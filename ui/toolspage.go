@@ -95,7 +95,7 @@ func (v *toolsView) serverCard(s ToolServerInfo) fyne.CanvasObject {
 		}, v.win)
 	})
 	remove.Importance = widget.LowImportance
-	head := container.NewBorder(nil, nil, container.NewHBox(name, state), container.NewHBox(on, check, remove))
+	head := container.NewHBox(name, state)
 	setup := widget.NewLabel(s.Setup)
 	setup.TextStyle.Monospace = true
 	setup.Wrapping = fyne.TextWrapBreak
@@ -106,9 +106,14 @@ func (v *toolsView) serverCard(s ToolServerInfo) fyne.CanvasObject {
 		p.set(s.Err, s.Stderr)
 		rows.Add(p.root)
 	}
-	for _, t := range s.Tools {
-		l := widget.NewRichText(&widget.TextSegment{Text: t.Name, Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Monospace: true}}},
-			&widget.TextSegment{Text: "  " + oneLine(t.Description), Style: widget.RichTextStyle{Inline: true, ColorName: theme.ColorNamePlaceHolder}})
+	if len(s.Tools) > 0 {
+		// One text, a line a tool: compact, and never Markdown.
+		var segs []widget.RichTextSegment
+		for _, t := range s.Tools {
+			segs = append(segs, &widget.TextSegment{Text: t.Name, Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Monospace: true}}},
+				&widget.TextSegment{Text: "  " + oneLine(t.Description), Style: widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder}})
+		}
+		l := widget.NewRichText(segs...)
 		l.Wrapping = fyne.TextWrapWord
 		rows.Add(l)
 	}
@@ -117,6 +122,7 @@ func (v *toolsView) serverCard(s ToolServerInfo) fyne.CanvasObject {
 		revoke.Importance = widget.LowImportance
 		rows.Add(container.NewHBox(widget.NewIcon(theme.ConfirmIcon()), widget.NewLabel("Always allowed: "+tool), revoke))
 	}
+	rows.Add(container.NewHBox(on, check, remove)) // below, so a narrow window never clips it
 	bg := canvas.NewRectangle(themeColor(colorCode))
 	bg.CornerRadius = 10
 	bg.StrokeColor = themeColor(theme.ColorNameSeparator)

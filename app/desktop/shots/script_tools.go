@@ -50,7 +50,8 @@ func (g *gui) toolsShots(s scriptSteps) bool {
 		s.fail("tools: the failing server started")
 		return false
 	}
-	fyne.DoAndWait(mw.ShowTools)
+	// The window's own size (the story before may have made it small).
+	fyne.DoAndWait(func() { mw.Window.Resize(fyne.NewSize(980, 680)); mw.ShowTools() })
 	s.shoot(mw.Window, "tools-settings.png")
 
 	// The tiny test model calls only when it must: the first round
