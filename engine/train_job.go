@@ -24,8 +24,13 @@ type TrainRequest struct {
 	// and Valid hold rows the caller made (the app's own examples).
 	Data         string
 	Train, Valid []train.Row
-	MaxLen       int           // rows are cut to this many tokens (0: 2048)
-	Options      train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
+	// Examples and ValidExamples are rows as the app holds them, before
+	// any token (encoded here with the model's template and tokenizer, as
+	// a folder's lines are); ReadMedia gives their media parts' bytes.
+	Examples, ValidExamples []train.Example
+	ReadMedia               func(kind, name string) ([]byte, error)
+	MaxLen                  int           // rows are cut to this many tokens (0: 2048)
+	Options                 train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
 	// LoRA is the shape of a new adapter (rank, scale, dropout, keys,
 	// layers); with Resume the adapter's own config applies.
 	LoRA lora.Config
@@ -170,14 +175,22 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		ValEvery: req.ValEvery, ValBatches: req.ValBatches, SaveEvery: req.SaveEvery, Seed: opts.Seed,
 		NoShuffle: req.NoShuffle, AdapterDir: req.AdapterDir}
 	var notes []string
-	if req.Data != "" {
+	if req.Data != "" || len(req.Examples) > 0 {
+		if req.Data != "" && len(req.Examples) > 0 {
+			return plan, nil, nil, errors.New("give the training rows as a data folder or as examples, not both")
+		}
 		tmpl, err := chattemplate.Load(e.info.Dir)
 		if err != nil {
 			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
 		}
 		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc,
-			Whole: req.WholeSequence, Test: req.Test}
-		ds, err := train.LoadFolder(ctx, req.Data, enc)
+			Whole: req.WholeSequence, Test: req.Test, ReadMedia: req.ReadMedia}
+		var ds *train.Dataset
+		if req.Data != "" {
+			ds, err = train.LoadFolder(ctx, req.Data, enc)
+		} else {
+			ds, err = encodeExamples(ctx, req, enc)
+		}
 		if err != nil {
 			return plan, nil, nil, err
 		}
