@@ -97,6 +97,11 @@ type Request struct {
 	ToolChoice ToolChoice
 	// ParallelToolCalls false allows at most one call per answer.
 	ParallelToolCalls *bool
+	// Fit, when set, is the request's context policy: Generate prepares the
+	// prompt (render, tokenise, media) and, while the policy asks for less
+	// because the prompt does not fit, prepares what it keeps instead. A
+	// prompt that fits is prepared once. Ignored with PromptIDs.
+	Fit ContextPolicy
 	// ResponseSchema, when set, constrains the answer to JSON matching this
 	// JSON Schema ({} or {"type":"object"} for any object: json_object).
 	ResponseSchema []byte
@@ -104,6 +109,15 @@ type Request struct {
 	// channel's last event and close, or before Generate returns an error.
 	// (The app gives the model back to its idle timer this way.)
 	OnDone func()
+}
+
+// ContextPolicy decides what of a conversation a request sends, from how
+// its prepared prompt fills the context (app/contextfit keeps Perch's).
+type ContextPolicy interface {
+	// Fit is given the messages just prepared and their measure. It
+	// returns done when they may go as they are, or the messages to
+	// prepare instead; an error when nothing it may leave out makes them fit.
+	Fit(msgs []Message, m Measure) (next []Message, done bool, err error)
 }
 
 // Tool is a function the model may call (OpenAI's function tool).

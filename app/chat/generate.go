@@ -209,17 +209,15 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 	if err == nil {
 		gen, err = s.models.Acquire(ctx, status)
 	}
-	var req engine.Request
 	if err == nil {
-		req, view, err = s.fitContext(ctx, gen, convID, cr, &a)
-	}
-	if err == nil {
+		req, fitted := s.fitContext(convID, cr, &a)
 		if s.Seed != nil {
 			req.Sampling.Seed = s.Seed
 		}
 		var events <-chan engine.Event
-		events, err = gen.Generate(ctx, req)
+		events, err = gen.Generate(ctx, req) // prepares the prompt once, the context policy applied
 		if err == nil {
+			view = fitted()
 			c = engine.Collect(events, func(ev engine.Event, c *engine.Collector) {
 				if c.Done {
 					return
