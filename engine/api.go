@@ -10,6 +10,7 @@ import (
 
 	"perch/engine/gemma4"
 	"perch/engine/prompt"
+	"perch/engine/sample"
 	"perch/engine/toolcall"
 )
 
@@ -58,16 +59,10 @@ const (
 // Text returns a message holding only text.
 func Text(role Role, s string) Message { return prompt.TextMessage(role, s) }
 
-// Sampling overrides the model's generation_config defaults. A nil field
-// keeps the default; Temperature 0 is greedy.
-type Sampling struct {
-	Temperature       *float32
-	TopP              *float32
-	TopK              *int
-	MinP              *float32
-	RepetitionPenalty *float32
-	Seed              *uint64
-}
+// Sampling overrides the model's generation_config defaults: the sampler's
+// own options struct, so a setting is one field from the API to the
+// sampler. A nil field keeps the default; Temperature 0 is greedy.
+type Sampling = sample.Options
 
 // Request is one generation.
 type Request struct {

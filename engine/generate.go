@@ -144,12 +144,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
 	p := samplingDefaults(e.gen)
 	p.Seed = uint64(time.Now().UnixNano())
-	override(&p.Temperature, s.Temperature)
-	override(&p.TopP, s.TopP)
-	override(&p.TopK, s.TopK)
-	override(&p.MinP, s.MinP)
-	override(&p.RepetitionPenalty, s.RepetitionPenalty)
-	override(&p.Seed, s.Seed)
+	p = s.Over(p)
 	return p, p.Validate(e.cfg.Text.VocabSize)
 }
 
