@@ -1,6 +1,8 @@
 // Package engine runs Gemma-4 generation: one goroutine, locked to one OS
 // thread, owns the tensor backend and serves every request from one bounded
-// queue. Callers get Go values and typed events; no tensor crosses this API.
+// queue; while no request waits it runs its one background task (a
+// fine-tuning run, a step at a time). Callers get Go values and typed
+// events; no tensor crosses this API.
 package engine
 
 import (
