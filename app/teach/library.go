@@ -240,27 +240,20 @@ func (s *Service) keepAdapter(run history.TrainRun, rank int, done *Event, offse
 // read. A run folder never rewrites a file in place (saves are renamed in),
 // so the library's links keep the adapter as it was kept.
 func linkAdapter(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
-		if err := os.Link(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
-			if err := copyFile(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
-				return fmt.Errorf("keep the adapter: %w", err)
-			}
+	return placeAdapter(src, dst, func(from, to string) error {
+		if os.Link(from, to) == nil {
+			return nil
 		}
-	}
-	return durable.ReplaceDir(tmp, dst)
+		return copyFile(from, to)
+	})
 }
 
-// copyAdapter copies mlx-lm's two files from src into dst through a
-// temporary folder renamed into place, so dst is whole or as it was.
-func copyAdapter(src, dst string) error {
+// copyAdapter copies mlx-lm's two files from src into dst.
+func copyAdapter(src, dst string) error { return placeAdapter(src, dst, copyFile) }
+
+// placeAdapter puts mlx-lm's two files of src into dst with place, through
+// a temporary folder renamed into place, so dst is whole or as it was.
+func placeAdapter(src, dst string, place func(from, to string) error) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
@@ -270,8 +263,8 @@ func copyAdapter(src, dst string) error {
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
-		if err := copyFile(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
-			return fmt.Errorf("copy the adapter: %w", err)
+		if err := place(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
+			return fmt.Errorf("keep the adapter: %w", err)
 		}
 	}
 	return durable.ReplaceDir(tmp, dst)
