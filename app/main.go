@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"perch/app/cli"
+	_ "perch/app/cli/serve" // perch serve registers itself
+	_ "perch/app/cli/train" // the train verbs (train, train watch, train fuse) register themselves
 )
 
 func main() {

@@ -1,6 +1,8 @@
 // Package engine runs Gemma-4 generation: one goroutine, locked to one OS
 // thread, owns the tensor backend and serves every request from one bounded
-// queue. Callers get Go values and typed events; no tensor crosses this API.
+// queue; while no request waits it runs its one background task (a
+// fine-tuning run, a step at a time). Callers get Go values and typed
+// events; no tensor crosses this API.
 package engine
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"perch/engine/gemma4"
 	"perch/engine/prompt"
+	"perch/engine/sample"
 	"perch/engine/toolcall"
 )
 
@@ -58,16 +61,10 @@ const (
 // Text returns a message holding only text.
 func Text(role Role, s string) Message { return prompt.TextMessage(role, s) }
 
-// Sampling overrides the model's generation_config defaults. A nil field
-// keeps the default; Temperature 0 is greedy.
-type Sampling struct {
-	Temperature       *float32
-	TopP              *float32
-	TopK              *int
-	MinP              *float32
-	RepetitionPenalty *float32
-	Seed              *uint64
-}
+// Sampling overrides the model's generation_config defaults: the sampler's
+// own options struct, so a setting is one field from the API to the
+// sampler. A nil field keeps the default; Temperature 0 is greedy.
+type Sampling = sample.Options
 
 // Request is one generation.
 type Request struct {
@@ -97,6 +94,11 @@ type Request struct {
 	ToolChoice ToolChoice
 	// ParallelToolCalls false allows at most one call per answer.
 	ParallelToolCalls *bool
+	// Fit, when set, is the request's context policy: Generate prepares the
+	// prompt (render, tokenise, media) and, while the policy asks for less
+	// because the prompt does not fit, prepares what it keeps instead. A
+	// prompt that fits is prepared once. Ignored with PromptIDs.
+	Fit ContextPolicy
 	// ResponseSchema, when set, constrains the answer to JSON matching this
 	// JSON Schema ({} or {"type":"object"} for any object: json_object).
 	ResponseSchema []byte
@@ -104,6 +106,15 @@ type Request struct {
 	// channel's last event and close, or before Generate returns an error.
 	// (The app gives the model back to its idle timer this way.)
 	OnDone func()
+}
+
+// ContextPolicy decides what of a conversation a request sends, from how
+// its prepared prompt fills the context (app/contextfit keeps Perch's).
+type ContextPolicy interface {
+	// Fit is given the messages just prepared and their measure. It
+	// returns done when they may go as they are, or the messages to
+	// prepare instead; an error when nothing it may leave out makes them fit.
+	Fit(msgs []Message, m Measure) (next []Message, done bool, err error)
 }
 
 // Tool is a function the model may call (OpenAI's function tool).

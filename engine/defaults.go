@@ -15,11 +15,11 @@ const DefaultMaxTokens = 2048
 // video sampling and the answer length. Apps show them beside settings the
 // user has not set, and send nothing for those.
 type Defaults struct {
-	Temperature float64 // 0 with Greedy
-	TopP        float64 // 0: off
-	TopK        int     // 0: off
-	Greedy      bool    // do_sample false, or no generation_config.json
-	ImageTokens int     // 0: the model cannot see
+	// Sampling is what a request's Sampling (sample.Options) goes over:
+	// Temperature 0 with Greedy, TopP and TopK 0 when off.
+	Sampling    sample.Params
+	Greedy      bool // do_sample false, or no generation_config.json
+	ImageTokens int  // 0: the model cannot see
 	VideoFPS    float64
 	MaxFrames   int
 	MaxTokens   int
@@ -39,9 +39,8 @@ func ReadDefaults(dir string) (Defaults, error) {
 	if d.ImageTokens, err = gemma4.DefaultImageTokens(dir); err != nil {
 		return Defaults{}, err
 	}
-	p := samplingDefaults(g)
-	d.Temperature, d.TopP, d.TopK = float64(p.Temperature), float64(p.TopP), p.TopK
-	d.Greedy = p.Temperature == 0
+	d.Sampling = samplingDefaults(g)
+	d.Greedy = d.Sampling.Temperature == 0
 	return d, nil
 }
 
@@ -50,16 +49,7 @@ func ReadDefaults(dir string) (Defaults, error) {
 func samplingDefaults(g *GenerationConfig) sample.Params {
 	p := sample.Params{RepetitionContext: 20}
 	if g.DoSample == nil || *g.DoSample {
-		override(&p.Temperature, g.Temperature)
-		override(&p.TopP, g.TopP)
-		override(&p.TopK, g.TopK)
+		p = sample.Options{Temperature: g.Temperature, TopP: g.TopP, TopK: g.TopK}.Over(p)
 	}
 	return p
-}
-
-// override sets *dst to *v when v is set.
-func override[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
 }

@@ -26,8 +26,6 @@ func (e *Engine) embeddings(j *job, stats *Stats, cached int) (tensor.Tensor, er
 	b := e.b
 	ids := b.FromInt32(j.prompt, []int{1, len(j.prompt)})
 	embeds := e.model.Text.Embed(ids)
-	t0 := time.Now()
-	defer func() { stats.TowerTime += time.Since(t0) }()
 	for i, pl := range j.prep.Media {
 		if len(pl.Rows) == 0 || pl.Rows[len(pl.Rows)-1] < cached {
 			continue
@@ -55,6 +53,8 @@ func (e *Engine) features(m *gemma4.Media, stats *Stats) (tensor.Tensor, error) 
 		return t, nil
 	}
 	b := e.b
+	t0 := time.Now()
+	defer func() { stats.TowerTime += time.Since(t0) }() // a tower's run only: cached and skipped items cost none
 	feats, err := e.model.EncodeMedia(b, m)
 	if err != nil {
 		return nil, err

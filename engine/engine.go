@@ -91,10 +91,11 @@ type Engine struct {
 	encCache *encoderCache
 	rt       gemma4.Runtime // KV element size and prefill chunk (the fit check's too)
 	sess     session
+	task     *task // the background task, nil when none (task.go)
 
 	vocab    vocabulary  // grammar masks' token trie (constrain.go)
 	adapters adapterSet  // LoRA adapters requests asked for (adapters.go)
-	training atomic.Bool // a fine-tuning run holds the queue (train_job.go)
+	training atomic.Bool // a fine-tuning run holds the background-task slot (train_job.go)
 }
 
 // Open loads the model folder dir: tokenizer, template and configs on the
@@ -198,9 +199,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	e.rt = gemma4.RuntimeFor(b.Name(), m.Text.DType())
 	e.info.Unknown = m.Unknown
 	ready <- nil
-	for j := range e.queue {
-		e.pending.Add(-1)
-		e.handle(j)
+	for e.work() {
 	}
 	e.adapters.free(m.Text)
 	e.encCache.Clear()

@@ -88,13 +88,37 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 		return nil, err
 	}
 	ctxLen := e.info.ContextLength
-	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
+	opts := gemma4.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
 		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Context: ctxLen,
 		Tools: tools,
-	})
-	if err != nil {
-		return nil, err
+	}
+	if req.Fit != nil && len(req.PromptIDs) > 0 {
+		req.Fit = nil
+	}
+	if req.Fit != nil {
+		opts.Context = 0 // measured, not refused, while the policy fits it
+	}
+	var prep *gemma4.Prepared
+	for {
+		if prep, err = e.proc.Prepare(ctx, req.Messages, opts); err != nil {
+			return nil, err
+		}
+		if req.Fit == nil {
+			break
+		}
+		m := Measure{Tokens: len(prep.IDs), Context: ctxLen, Messages: e.turnSizes(prep, len(req.Messages))}
+		next, done, err := req.Fit.Fit(req.Messages, m)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+		req.Messages = next
+	}
+	if len(prep.IDs) >= ctxLen {
+		return nil, &ContextError{Prompt: len(prep.IDs), Context: ctxLen}
 	}
 	prompt := prep.IDs
 	maxTok := req.MaxTokens
@@ -120,12 +144,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 func (e *Engine) samplingParams(s Sampling) (sample.Params, error) {
 	p := samplingDefaults(e.gen)
 	p.Seed = uint64(time.Now().UnixNano())
-	override(&p.Temperature, s.Temperature)
-	override(&p.TopP, s.TopP)
-	override(&p.TopK, s.TopK)
-	override(&p.MinP, s.MinP)
-	override(&p.RepetitionPenalty, s.RepetitionPenalty)
-	override(&p.Seed, s.Seed)
+	p = s.Over(p)
 	return p, p.Validate(e.cfg.Text.VocabSize)
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"perch/engine/gemma4"
 	"testing"
 )
 
@@ -66,4 +67,47 @@ func repeat(s string, n int) string {
 		out = append(out, s...)
 	}
 	return string(out)
+}
+
+// dropFirst is a context policy that leaves the first message out once,
+// then lets the request go; it keeps the measures it was given.
+type dropFirst struct{ seen []Measure }
+
+func (d *dropFirst) Fit(msgs []Message, m Measure) ([]Message, bool, error) {
+	d.seen = append(d.seen, m)
+	if len(d.seen) == 1 {
+		return msgs[1:], false, nil
+	}
+	return nil, true, nil
+}
+
+type refuseAll struct{}
+
+func (refuseAll) Fit([]Message, Measure) ([]Message, bool, error) {
+	return nil, false, errors.New("nothing fits")
+}
+
+// TestContextPolicyInsidePrepare: a request's context policy is applied
+// inside Generate's one Prepare: a prompt the policy keeps is prepared
+// once, each cut once more, the measures given are Measure's, and the
+// policy's refusal is Generate's error.
+func TestContextPolicyInsidePrepare(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{Backend: BackendGo})
+	msgs := []Message{Text(RoleUser, "Hello there."), Text(RoleAssistant, "Hi."), Text(RoleUser, "How are you?")}
+	want, err := e.Measure(t.Context(), Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dropFirst{}
+	before := gemma4.Prepares()
+	ids, _ := run(t, e, Request{Messages: msgs, MaxTokens: 2, Sampling: Sampling{Temperature: f32(0)}, Fit: p})
+	if n := gemma4.Prepares() - before; n != 2 || len(p.seen) != 2 || len(ids) != 2 {
+		t.Fatalf("%d prepares, %d measures, %d tokens; want 2, 2, 2", n, len(p.seen), len(ids))
+	}
+	if p.seen[0].Tokens != want.Tokens || len(p.seen[0].Messages) != 3 || len(p.seen[1].Messages) != 2 || p.seen[1].Tokens >= want.Tokens {
+		t.Fatalf("measures %+v, want the first %+v", p.seen, want)
+	}
+	if _, err := e.Generate(t.Context(), Request{Messages: msgs, Fit: refuseAll{}}); err == nil || err.Error() != "nothing fits" {
+		t.Fatalf("a refusing policy: %v", err)
+	}
 }

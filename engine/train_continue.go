@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,4 +51,21 @@ func (e *Engine) prepareContinue(req *TrainRequest, plan train.Plan, notes []str
 	plan.Settings, plan.Resume = want, st
 	notes = append(notes, fmt.Sprintf("continuing the run in %s after step %d of %d", dir, st.Step, req.Iters))
 	return plan, st.Adapter, notes, nil
+}
+
+// encodeExamples is the request's examples as a dataset: the training
+// rows and, when given, the validation rows.
+func encodeExamples(ctx context.Context, req *TrainRequest, enc *train.Encoder) (*train.Dataset, error) {
+	budget := train.MaxDatasetTokens
+	ds := &train.Dataset{}
+	var err error
+	if ds.Train, err = train.EncodeExamples(ctx, "training rows", req.Examples, enc, &budget); err != nil {
+		return nil, err
+	}
+	if len(req.ValidExamples) > 0 {
+		if ds.Valid, err = train.EncodeExamples(ctx, "validation rows", req.ValidExamples, enc, &budget); err != nil {
+			return nil, err
+		}
+	}
+	return ds, nil
 }

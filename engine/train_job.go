@@ -24,8 +24,13 @@ type TrainRequest struct {
 	// and Valid hold rows the caller made (the app's own examples).
 	Data         string
 	Train, Valid []train.Row
-	MaxLen       int           // rows are cut to this many tokens (0: 2048)
-	Options      train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
+	// Examples and ValidExamples are rows as the app holds them, before
+	// any token (encoded here with the model's template and tokenizer, as
+	// a folder's lines are); ReadMedia gives their media parts' bytes.
+	Examples, ValidExamples []train.Example
+	ReadMedia               func(kind, name string) ([]byte, error)
+	MaxLen                  int           // rows are cut to this many tokens (0: 2048)
+	Options                 train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
 	// LoRA is the shape of a new adapter (rank, scale, dropout, keys,
 	// layers); with Resume the adapter's own config applies.
 	LoRA lora.Config
@@ -121,10 +126,10 @@ func (r *TrainRun) send(ev TrainEvent) {
 
 // Train prepares a run on the caller's goroutine (the dataset is read and
 // tokenized, the resumed adapter loaded, every setting checked) and queues
-// it. On the engine thread the run goes one step at a time; between steps
-// the requests waiting in the queue are served on the same weights (each
-// with its own adapter or none), then training resumes: a request never
-// changes the run's result.
+// it. On the engine thread the run becomes the worker's background task
+// (task.go): it goes one step at a time while no request waits; between
+// steps the worker serves the waiting requests on the same weights (each
+// with its own adapter or none): a request never changes the run's result.
 func (e *Engine) Train(ctx context.Context, req TrainRequest) (*TrainRun, error) {
 	if ctx == nil {
 		return nil, errors.New("nil context")
@@ -143,10 +148,22 @@ func (e *Engine) Train(ctx context.Context, req TrainRequest) (*TrainRun, error)
 	for _, n := range notes {
 		run.send(TrainEvent{Kind: train.EventNotice, Text: n})
 	}
-	j := &job{ctx: jctx, events: make(chan Event, 1), release: func() { stop(); cancel() }}
-	j.control = func(b tensor.Backend) { e.runTraining(jctx, run, &req, plan, resumed) }
+	release := func() { stop(); cancel() }
+	j := &job{ctx: jctx, events: make(chan Event, 1)}
+	j.control = func(tensor.Backend) {
+		t := newTask(jctx, func(ctx context.Context, piece func()) {
+			defer release()
+			e.runTraining(ctx, run, &req, plan, resumed, piece)
+		}, run.pausedCh, func(why PauseReason) {
+			text := map[PauseReason]string{PauseServing: "serving a request", PauseUser: "paused"}[why]
+			run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Pause: why, Text: text})
+		})
+		if _, more := t.next(); more { // the run's setup, up to its first step
+			e.task = t
+		}
+	}
 	if err := e.enqueue(j); err != nil {
-		j.release()
+		release()
 		e.training.Store(false)
 		return nil, err
 	}
@@ -170,14 +187,22 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		ValEvery: req.ValEvery, ValBatches: req.ValBatches, SaveEvery: req.SaveEvery, Seed: opts.Seed,
 		NoShuffle: req.NoShuffle, AdapterDir: req.AdapterDir}
 	var notes []string
-	if req.Data != "" {
+	if req.Data != "" || len(req.Examples) > 0 {
+		if req.Data != "" && len(req.Examples) > 0 {
+			return plan, nil, nil, errors.New("give the training rows as a data folder or as examples, not both")
+		}
 		tmpl, err := chattemplate.Load(e.info.Dir)
 		if err != nil {
 			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
 		}
 		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc,
-			Whole: req.WholeSequence, Test: req.Test}
-		ds, err := train.LoadFolder(ctx, req.Data, enc)
+			Whole: req.WholeSequence, Test: req.Test, ReadMedia: req.ReadMedia}
+		var ds *train.Dataset
+		if req.Data != "" {
+			ds, err = train.LoadFolder(ctx, req.Data, enc)
+		} else {
+			ds, err = encodeExamples(ctx, req, enc)
+		}
 		if err != nil {
 			return plan, nil, nil, err
 		}
@@ -230,8 +255,9 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 	return plan, resumed, notes, nil
 }
 
-// runTraining is the run on the engine thread.
-func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainRequest, plan train.Plan, ad *lora.Adapter) {
+// runTraining is the run on the engine thread; piece hands the thread back
+// to the worker at each step boundary.
+func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainRequest, plan train.Plan, ad *lora.Adapter, piece func()) {
 	b := e.b
 	if gb, ok := b.(*gocpu.Backend); ok { // gradients on the exact path
 		defer gb.SetIntPrefill(gb.SetIntPrefill(false))
@@ -273,7 +299,7 @@ func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainReque
 		}
 	}
 	plan.Params = ad.Params()
-	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: withTest(ctx, run.send, tr, req, plan.BatchSize), Yield: func() { e.serveWaiting(ctx, run) }})
+	train.Run(ctx, train.Driven(tr), plan, train.Host{Emit: withTest(ctx, run.send, tr, req, plan.BatchSize), Yield: piece})
 }
 
 // withTest is emit that, with req.Test, evaluates the test rows at the
@@ -296,46 +322,5 @@ func withTest(ctx context.Context, emit func(TrainEvent), tr *train.Trainer, req
 			emit(TrainEvent{Kind: train.EventTest, Step: ev.Result.Steps, ValLoss: loss, ValTokens: tokens})
 		}
 		emit(ev)
-	}
-}
-
-// serveWaiting runs the requests waiting in the queue (at a step boundary
-// of run) and, while the run is paused, goes on serving until it resumes.
-func (e *Engine) serveWaiting(ctx context.Context, run *TrainRun) {
-	serve := func(j *job, ok bool) bool {
-		if !ok {
-			return false // closing: the run's context is cancelled too
-		}
-		e.pending.Add(-1)
-		run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Pause: train.PauseServing, Text: "serving a request"})
-		e.handle(j)
-		return true
-	}
-	held := false
-	for {
-		select {
-		case j, ok := <-e.queue:
-			if !serve(j, ok) {
-				return
-			}
-			continue
-		default:
-		}
-		wait := run.pausedCh()
-		if wait == nil || ctx.Err() != nil {
-			return
-		}
-		if !held {
-			held = true
-			run.send(TrainEvent{Kind: train.EventPaused, Step: run.step, Pause: train.PauseUser, Text: "paused"})
-		}
-		select {
-		case j, ok := <-e.queue:
-			if !serve(j, ok) {
-				return
-			}
-		case <-wait:
-		case <-ctx.Done():
-		}
 	}
 }

@@ -230,7 +230,7 @@ func TestPauseResumeAndNotices(t *testing.T) {
 				paused = true
 			}
 		case train.EventPaused:
-			if ev.Text == "paused" {
+			if ev.Pause == PauseUser {
 				held++
 				// While held, a request is still served; then resume.
 				ids, _ := run(t, e, Request{PromptIDs: []int32{2, 485, 494}, MaxTokens: 2, Sampling: Sampling{Temperature: f32(0)}})
@@ -250,5 +250,38 @@ func TestPauseResumeAndNotices(t *testing.T) {
 	// The step after the pause may already have been under way.
 	if held != 1 || stepsWhilePaused > 1 {
 		t.Errorf("held %d times, %d steps while paused", held, stepsWhilePaused)
+	}
+}
+
+// TestCloseEndsAPausedRun: the engine closing while its background task
+// (a run) is held ends the run at its step boundary with the adapter saved
+// and a cancelled done event; the engine's worker then stops.
+func TestCloseEndsAPausedRun(t *testing.T) {
+	e := openTiny(t, "text-tiny", Options{Backend: BackendGo})
+	dir := filepath.Join(t.TempDir(), "adapter")
+	req := tinyRun(t, dir)
+	req.Iters = 1000
+	tr, err := e.Train(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last TrainEvent
+	for ev := range tr.Events() {
+		switch {
+		case ev.Kind == train.EventStep && ev.Step == 1:
+			tr.Pause()
+		case ev.Kind == train.EventPaused && ev.Pause == PauseUser:
+			go e.Close()
+		}
+		last = ev
+	}
+	if last.Kind != train.EventDone || !last.Result.Cancelled || last.Result.Steps >= req.Iters {
+		t.Fatalf("the run ended with %+v", last)
+	}
+	if _, err := lora.Load(dir); err != nil {
+		t.Fatalf("the adapter was not saved: %v", err)
+	}
+	if _, err := e.Generate(t.Context(), Request{PromptIDs: []int32{2}, MaxTokens: 1}); err != ErrClosed {
+		t.Fatalf("after close: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"perch/app/history"
+	"perch/internal/contenthash"
 	"perch/ui"
 )
 
@@ -25,7 +26,8 @@ const maxAnyBytes = 1 << 30
 
 // Probe identifies a media file from its bytes and describes it.
 type Probe interface {
-	Probe(ctx context.Context, data []byte) (MediaInfo, error)
+	// hash is data's content hash (contenthash.Of), made once by the caller.
+	Probe(ctx context.Context, data []byte, hash string) (MediaInfo, error)
 }
 
 // MediaInfo is what a probe found.
@@ -79,7 +81,8 @@ func (s *Service) AttachData(name string, data []byte) (ui.Attachment, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	info, err := s.probe.Probe(ctx, data)
+	hash := contenthash.Of(data) // the one hash of this attachment: it travels with it from here
+	info, err := s.probe.Probe(ctx, data, hash)
 	if err != nil {
 		return ui.Attachment{}, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "sniff: "))
 	}
@@ -89,11 +92,12 @@ func (s *Service) AttachData(name string, data []byte) (ui.Attachment, error) {
 	if err := canTake(s.models.State(), info.Kind, name); err != nil {
 		return ui.Attachment{}, err
 	}
-	a, err := s.store.PutBlob(data, history.Attachment{Name: name, Kind: string(info.Kind), MIME: info.MIME,
+	a, err := s.store.PutBlob(data, history.Attachment{SHA256: hash, Name: name, Kind: string(info.Kind), MIME: info.MIME,
 		Duration: info.Duration, Width: info.Width, Height: info.Height, Thumb: info.Thumb})
 	if err != nil {
 		return ui.Attachment{}, err
 	}
+	s.attachments.Put(a.SHA256, data, int64(len(data))) // the send reads these bytes, not the disk's copy
 	return attachmentToUI(a), nil
 }
 

@@ -11,6 +11,7 @@ func (s *Service) readAttachment(sha string) ([]byte, error) {
 	if data, ok := s.attachments.Get(sha); ok {
 		return data, nil
 	}
+	s.blobReads.Add(1)
 	data, err := s.store.ReadBlob(sha)
 	if err == nil {
 		s.attachments.Put(sha, data, int64(len(data)))

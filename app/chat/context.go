@@ -26,26 +26,26 @@ type convRequest struct {
 // when the user has not agreed to leave old turns out (the chat offers to).
 const contextFullText = "This chat is now longer than the model can read at once"
 
-// fitContext applies the context policy: with consent (the setting, or the
-// user's answer for this conversation) the oldest turns leave the model's
-// view so the prompt fits, a records what was left out, and the view to
-// show comes back; without it, the request goes as is and a full context
-// fails the answer with an offer to trim.
-func (s *Service) fitContext(ctx context.Context, gen Lent, convID string, cr convRequest, a *history.Message) (engine.Request, *ui.ContextView, error) {
+// fitContext sets the context policy on the request: with consent (the
+// setting, or the user's answer for this conversation) the engine leaves
+// the oldest turns out of the model's view as it prepares the prompt, so
+// it fits; without it, the request goes as is and a full context fails
+// the answer with an offer to trim. Once Generate has prepared the request,
+// fitted records in a what was left out and gives the view to show.
+func (s *Service) fitContext(convID string, cr convRequest, a *history.Message) (req engine.Request, fitted func() *ui.ContextView) {
 	a.View = history.View{}
 	if !s.trimAllowed(convID) {
-		return cr.req, nil, nil
+		return cr.req, func() *ui.ContextView { return nil }
 	}
-	req, cut, _, err := contextfit.Fit(ctx, gen, cr.req, cr.cut(cr.hint))
-	if err != nil {
-		gen.Release() // no generation will give it back
-		return req, nil, err
+	policy, req := contextfit.NewPolicy(cr.req, cr.cut(cr.hint))
+	return req, func() *ui.ContextView {
+		cut := policy.Cut()
+		if !cut.Trimmed() {
+			return nil
+		}
+		a.View = cr.view(cut)
+		return &ui.ContextView{FromID: cr.id(cut.From), MediaFromID: cr.id(cut.MediaFrom)}
 	}
-	if !cut.Trimmed() {
-		return req, nil, nil
-	}
-	a.View = cr.view(cut)
-	return req, &ui.ContextView{FromID: cr.id(cut.From), MediaFromID: cr.id(cut.MediaFrom)}, nil
 }
 
 func (s *Service) trimAllowed(convID string) bool {

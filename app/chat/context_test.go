@@ -22,6 +22,14 @@ func (m measuringEngine) Measure(_ context.Context, req engine.Request) (engine.
 }
 
 func (m measuringEngine) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	req, err := fitRequest(req, func(r engine.Request) engine.Measure { out, _ := m.Measure(ctx, r); return out })
+	if err != nil {
+		if req.OnDone != nil {
+			req.OnDone()
+		}
+		return nil, err
+	}
+	req.Fit = nil // fitted here: the fake engine below sends it as is
 	if n := len(req.Messages); n > 4 {
 		m.fakeEngine.mu.Lock()
 		m.fakeEngine.requests = append(m.fakeEngine.requests, req)

@@ -48,16 +48,34 @@ func (f *fakeEngine) calls(req engine.Request) bool {
 	return f.callAlways || last.Role != engine.RoleTool
 }
 
+// fitRequest applies req's context policy as the engine's Generate does,
+// with measure standing in for its Prepare.
+func fitRequest(req engine.Request, measure func(engine.Request) engine.Measure) (engine.Request, error) {
+	for req.Fit != nil {
+		next, done, err := req.Fit.Fit(req.Messages, measure(req))
+		if err != nil || done {
+			return req, err
+		}
+		req.Messages = next
+	}
+	return req, nil
+}
+
 func (f *fakeEngine) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
-	f.mu.Lock()
-	f.requests = append(f.requests, req)
-	err := f.err
-	f.mu.Unlock()
+	req, err := fitRequest(req, func(r engine.Request) engine.Measure { m, _ := f.Measure(ctx, r); return m })
 	done := func() {
 		if req.OnDone != nil {
 			req.OnDone()
 		}
 	}
+	if err != nil {
+		done()
+		return nil, err
+	}
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	err = f.err
+	f.mu.Unlock()
 	if err != nil {
 		done()
 		return nil, err

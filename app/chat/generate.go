@@ -221,11 +221,15 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 		gen, err = s.models.Acquire(ctx, status)
 	}
 	var req engine.Request
+	var fitted func() *ui.ContextView
 	if err == nil {
-		req, view, err = s.fitContext(ctx, gen, convID, cr, &a)
+		req, fitted = s.fitContext(convID, cr, &a)
 	}
 	if err == nil && len(offered) > 0 {
-		s.runTools(ctx, convID, &a, st, gen, req, view, offered, save, finish)
+		s.runTools(ctx, convID, &a, st, gen, req, fitted, offered, save, func(state history.State, stats *engine.Stats, err error) {
+			view = fitted() // the first round's cut
+			finish(state, stats, err)
+		})
 		return
 	}
 	if err == nil {
@@ -233,8 +237,9 @@ func (s *Service) run(ctx context.Context, convID string, a history.Message, st 
 			req.Sampling.Seed = s.Seed
 		}
 		var events <-chan engine.Event
-		events, err = gen.Generate(ctx, req)
+		events, err = gen.Generate(ctx, req) // prepares the prompt once, the context policy applied
 		if err == nil {
+			view = fitted()
 			c = engine.Collect(events, func(ev engine.Event, c *engine.Collector) {
 				if c.Done {
 					return

@@ -41,7 +41,7 @@ type VideoInfo struct {
 }
 
 // Probe implements Probe.
-func (p MediaProbe) Probe(ctx context.Context, data []byte) (MediaInfo, error) {
+func (p MediaProbe) Probe(ctx context.Context, data []byte, hash string) (MediaInfo, error) {
 	t, err := sniff.Detect(data)
 	if err != nil {
 		return MediaInfo{}, fmt.Errorf("not a photo, sound or video Perch can read (%v)", err)
@@ -52,7 +52,7 @@ func (p MediaProbe) Probe(ctx context.Context, data []byte) (MediaInfo, error) {
 		info.Kind = ui.Image
 		var src *picture.Source
 		if p.Pictures != nil {
-			src, _, err = p.Pictures.Decode(ctx, data)
+			src, _, err = p.Pictures.DecodeHashed(ctx, data, hash)
 		} else {
 			src, _, err = picture.DecodeSource(ctx, data, picture.DefaultLimits)
 		}

@@ -11,6 +11,9 @@ import (
 
 	"perch/app/history"
 	"perch/engine"
+	"perch/engine/gemma4"
+	"perch/internal/contenthash"
+	"perch/media/lru"
 	"perch/media/picture"
 	"perch/ui"
 )
@@ -118,7 +121,13 @@ func realFixture(t *testing.T) (*Service, *gated) {
 //   - a token crosses two goroutines and one channel: the engine's worker
 //     sends it to the chat service's goroutine, which collects it and posts
 //     the answer so far to the UI goroutine (fyne.Do; here, inline), at
-//     most once a frame (a refresh due later is posted by a frame timer).
+//     most once a frame (a refresh due later is posted by a frame timer);
+//   - each send prepares its prompt once (render, tokenise, media: the
+//     context policy is applied inside that one Prepare);
+//   - the photo is hashed once for the conversation (when attached: the
+//     hash travels with it to the blob store, the picture pool and the
+//     processor) and its bytes come from disk at most once per conversation
+//     (none while the attached bytes are held; once after a restart).
 func TestPhotoWalk(t *testing.T) {
 	svc, g := realFixture(t)
 	img, err := os.ReadFile(filepath.Join("..", "..", "testdata", "goldens", "vision-tiny", "image.png"))
@@ -127,6 +136,7 @@ func TestPhotoWalk(t *testing.T) {
 	}
 	path := writeTemp(t, "photo.png", img)
 	before := picture.Decodes()
+	hashes, reads := contenthash.Count(), svc.blobReads.Load()
 	att, err := svc.AttachFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +154,7 @@ func TestPhotoWalk(t *testing.T) {
 		if turn == 0 {
 			g.parked, g.resume = make(chan struct{}), make(chan struct{})
 		}
+		prepares := gemma4.Prepares()
 		r, err := svc.Send(ctx, conv, q, atts)
 		if err != nil {
 			t.Fatal(err)
@@ -192,6 +203,34 @@ func TestPhotoWalk(t *testing.T) {
 		if last.State != ui.Done || last.Stats == nil || last.Stats.GeneratedTokens == 0 {
 			t.Fatalf("turn %d: %+v (text %q)", turn+1, last, text)
 		}
+		if n := gemma4.Prepares() - prepares; n != 1 {
+			t.Errorf("turn %d prepared its prompt %d times; want once", turn+1, n)
+		}
+	}
+	h, rd := contenthash.Count()-hashes, svc.blobReads.Load()-reads
+	t.Logf("over three turns the photo was hashed %d time(s) and read from disk %d time(s)", h, rd)
+	if h != 1 || rd != 0 {
+		t.Errorf("the photo was hashed %d times and read from disk %d times over three turns; want 1 and 0", h, rd)
+	}
+	// Perch starts again (its attachment bytes gone): two more turns read
+	// the photo from disk once, checked against its hash once.
+	svc.attachments = lru.New[[]byte](attachmentCacheBytes, nil)
+	hashes, reads = contenthash.Count(), svc.blobReads.Load()
+	for _, q := range []string{"Back again: what was it?", "And its size?"} {
+		prepares := gemma4.Prepares()
+		r, err := svc.Send(context.Background(), conv, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, last := drainAnswers(t, answers(r)); last.State != ui.Done {
+			t.Fatalf("after the restart: %+v", last)
+		}
+		if n := gemma4.Prepares() - prepares; n != 1 {
+			t.Errorf("a turn after the restart prepared its prompt %d times; want once", n)
+		}
+	}
+	if h, rd := contenthash.Count()-hashes, svc.blobReads.Load()-reads; h != 1 || rd != 1 {
+		t.Errorf("after a restart, two turns hashed the photo %d times and read it %d times; want 1 and 1", h, rd)
 	}
 	n := picture.Decodes() - before
 	t.Logf("the photo was decoded %d time(s) over three turns", n)

@@ -11,6 +11,7 @@ import (
 	"image"
 	_ "image/png" // stored thumbnails
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +54,7 @@ type Service struct {
 
 	tools       toolChoice         // the next new conversation's servers
 	attachments *lru.Cache[[]byte] // recent attachments' bytes by hash
+	blobReads   atomic.Int64       // attachments read from the store (walk tests count them)
 }
 
 // New returns a service. settings is read at each send.

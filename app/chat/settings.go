@@ -15,7 +15,7 @@ func modelDefaults(dir string) *ui.ModelDefaults {
 	if err != nil {
 		return nil
 	}
-	return &ui.ModelDefaults{Temperature: d.Temperature, TopP: d.TopP, TopK: d.TopK, Greedy: d.Greedy,
+	return &ui.ModelDefaults{Temperature: float64(d.Sampling.Temperature), TopP: float64(d.Sampling.TopP), TopK: d.Sampling.TopK, Greedy: d.Greedy,
 		ImageTokens: d.ImageTokens, VideoFPS: d.VideoFPS, MaxFrames: d.MaxFrames, MaxTokens: d.MaxTokens}
 }
 

@@ -18,14 +18,14 @@ import (
 // allow that tool), and the rounds are saved with the answer as they go,
 // each call before it runs. Esc (ctx) stops it at any point.
 func (s *Service) runTools(ctx context.Context, convID string, a *history.Message, st *ui.Stream, first Lent,
-	req engine.Request, view *ui.ContextView, offered []toolloop.Offered,
+	req engine.Request, fitted func() *ui.ContextView, offered []toolloop.Offered,
 	save func(history.State), finish func(history.State, *engine.Stats, error)) {
 	t := &toolRun{a: a, round: -1}
 	var stats *engine.Stats
 	lastSave := time.Now()
 	publish := func() {
 		a.Text, a.Thinking = t.text.String(), t.thinking.String()
-		st.Publish(ui.Answer{Text: a.Text, Thinking: a.Thinking, View: view, Tools: t.calls()})
+		st.Publish(ui.Answer{Text: a.Text, Thinking: a.Thinking, View: fitted(), Tools: t.calls()})
 	}
 	saveNow := func() {
 		a.Text, a.Thinking = t.text.String(), t.thinking.String()
@@ -126,13 +126,9 @@ func (g *roundGen) Generate(ctx context.Context, req engine.Request) (<-chan eng
 		if lent, err = g.s.models.Acquire(ctx, nil); err != nil {
 			return nil, err
 		}
+		req.Fit = nil // the first round's policy records the first round's cut
 		if g.s.trimAllowed(g.convID) {
-			r, _, _, err := contextfit.Fit(ctx, lent, req, contextfit.Cut{})
-			if err != nil {
-				lent.Release()
-				return nil, err
-			}
-			req = r
+			_, req = contextfit.NewPolicy(req, contextfit.Cut{})
 		}
 	}
 	g.used = true

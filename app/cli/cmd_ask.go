@@ -17,8 +17,8 @@ import (
 )
 
 func init() {
-	Register("ask", "answer one prompt and stream it to stdout", func(args []string) int {
-		return runAsk(args, os.Stdout, os.Stderr)
+	RegisterStreams("ask", "answer one prompt and stream it to stdout", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return runAsk(args, stdout, stderr)
 	})
 }
 

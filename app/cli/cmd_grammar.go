@@ -45,7 +45,7 @@ func runGrammar(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "model folder, or any folder holding a tokenizer.json (only the tokenizer is read)")
 	schemaPath := fs.String("schema", "", "JSON Schema file")
-	words, err := parseFlags(fs, args[1:])
+	words, err := ParseFlags(fs, args[1:])
 	if err == flag.ErrHelp {
 		return 0
 	}

@@ -14,7 +14,9 @@ import (
 )
 
 func init() {
-	Register("media", "inspect or preprocess a media file", runMedia)
+	RegisterStreams("media", "inspect or preprocess a media file", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return media(args, stdout, stderr)
+	})
 }
 
 const mediaUsage = `usage:
@@ -24,8 +26,6 @@ const mediaUsage = `usage:
 inspect shows what Gemma-4 would get from an image, audio or video file;
 preprocess writes it (resized PNG, patches and positions, 16 kHz samples and
 log-mel as .npy) so it can be compared with the reference outside Go.`
-
-func runMedia(args []string) int { return media(args, os.Stdout, os.Stderr) }
 
 func media(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {

@@ -74,28 +74,12 @@ func usageErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
 }
 
-// parseFlags parses flags that may come before or after positional words.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return words, nil
-		}
-		words = append(words, args[0])
-		args = args[1:]
-	}
-}
-
 func modelsList(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("models list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	catalog := fs.Bool("catalog", false, "show the curated models and whether each is downloaded")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if words, err := parseFlags(fs, args); err != nil {
+	if words, err := ParseFlags(fs, args); err != nil {
 		return err
 	} else if len(words) > 0 {
 		return usageErr("unexpected %q", words[0])
@@ -180,7 +164,7 @@ func modelsPull(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opts.Update, "update", false, "ask the Hub for a newer commit even if the model is cached")
 	fs.BoolVar(&opts.SkipFit, "force", false, "download even if the model does not fit this machine's memory")
 	fs.IntVar(&opts.Context, "context", 0, fmt.Sprintf("context length for the fit check (default %d)", hub.DefaultContext))
-	words, err := parseFlags(fs, args)
+	words, err := ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -272,7 +256,7 @@ func (b *pullBar) finish(ok bool) {
 func modelsRemove(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("models rm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	words, err := parseFlags(fs, args)
+	words, err := ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -299,7 +283,7 @@ func modelsFit(args []string, h *hub.Hub, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	contextLen := fs.Int("context", 0, fmt.Sprintf("context length in tokens (default %d)", hub.DefaultContext))
 	backend := fs.String("backend", engine.BackendAuto, "the backend to size for: auto, mlx or go")
-	words, err := parseFlags(fs, args)
+	words, err := ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,8 +15,8 @@ import (
 // model as org/tiny@main, the way huggingface_hub writes it.
 func cacheWithTinyModel(t *testing.T) *hub.Hub {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(e2eModel, "config.json")); err != nil {
-		t.Skipf("fixture model %s not present: %v", e2eModel, err)
+	if _, err := os.Stat(filepath.Join(tinyModel, "config.json")); err != nil {
+		t.Skipf("fixture model %s not present: %v", tinyModel, err)
 	}
 	h := hub.New()
 	h.Dir = filepath.Join(t.TempDir(), "hub")
@@ -31,9 +30,9 @@ func cacheWithTinyModel(t *testing.T) *hub.Hub {
 	os.MkdirAll(snap, 0o755)
 	os.MkdirAll(filepath.Join(repo, "blobs"), 0o755)
 	os.MkdirAll(filepath.Join(repo, "refs"), 0o755)
-	entries, _ := os.ReadDir(e2eModel)
+	entries, _ := os.ReadDir(tinyModel)
 	for i, e := range entries {
-		data, err := os.ReadFile(filepath.Join(e2eModel, e.Name()))
+		data, err := os.ReadFile(filepath.Join(tinyModel, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +68,7 @@ func TestModelsListFitRemove(t *testing.T) {
 	}
 	t.Logf("perch models list --catalog:\n%s", out)
 
-	for _, target := range []string{e2eModel, "org/tiny", "org/tiny@main"} {
+	for _, target := range []string{tinyModel, "org/tiny", "org/tiny@main"} {
 		code, out, errs = models(h, "fit", target, "--context", "2048")
 		if code != 0 || !strings.Contains(out, "KV cache") || !strings.Contains(out, "fits") || !strings.Contains(out, "test budget") {
 			t.Fatalf("fit %s: %d\n%s%s", target, code, out, errs)
@@ -110,27 +109,5 @@ func TestModelsUsageErrors(t *testing.T) {
 	}
 	if code, _, errs := models(h, "pull", "../../etc"); code != 1 || !strings.Contains(errs, "unsafe name") {
 		t.Errorf("hostile repo: %d %q", code, errs)
-	}
-}
-
-func TestServeRefusesOpenLANWithoutKey(t *testing.T) {
-	var errb bytes.Buffer
-	code := runServe([]string{"--addr", "0.0.0.0:0", "--api-key", ""}, &bytes.Buffer{}, &errb)
-	if code != 1 || !strings.Contains(errb.String(), "API key") {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	// A *.localhost name that resolves to the LAN (a hosts-file entry, here
-	// an injected resolver) is refused before the model loads.
-	f, err := parseServe([]string{"--addr", "lan.localhost:0", "--model", "no-such-model-folder"}, &errb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.apiKey = ""
-	f.lookup = func(context.Context, string) ([]string, error) { return []string{"192.168.7.7"}, nil }
-	if s, err := startServe(f, &errb); err == nil || !strings.Contains(err.Error(), "API key") || !strings.Contains(err.Error(), "192.168.7.7") {
-		if s != nil {
-			s.close()
-		}
-		t.Fatalf("lan.localhost resolving to 192.168.7.7: %v", err)
 	}
 }

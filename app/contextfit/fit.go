@@ -52,36 +52,72 @@ func Limit(n, maxTokens int) int {
 // may cost in tokens.
 const placeholderCost = 16
 
-// Fit returns req with as little left out as keeps its prompt within
-// Limit, never starting before start (the cut the previous answer used, so
-// that a conversation's start moves only forward). The returned measure is
-// that of the request returned.
+// Policy is Perch's context policy as the engine applies it inside the
+// one Prepare of a request (engine.ContextPolicy): it leaves out as little
+// as keeps the prompt within Limit, never starting before the cut it was
+// made with (the previous answer's, so a conversation's start moves only
+// forward). Cut says where it ended. One request, one Policy.
+type Policy struct {
+	req   engine.Request // the whole conversation
+	sys   int            // leading system messages
+	conv  []engine.Message
+	cut   Cut
+	tries int
+}
+
+// NewPolicy returns the policy for req starting at start, and req with
+// that cut applied and the policy set (req.Fit): what to hand Generate.
+func NewPolicy(req engine.Request, start Cut) (*Policy, engine.Request) {
+	p := &Policy{req: req}
+	for p.sys < len(req.Messages) && req.Messages[p.sys].Role == engine.RoleSystem {
+		p.sys++
+	}
+	p.conv = req.Messages[p.sys:]
+	if len(p.conv) > 0 {
+		p.cut = clamp(start, p.conv)
+	}
+	out := Apply(req, p.sys, p.cut)
+	out.Fit = p
+	return p, out
+}
+
+// Cut is what the request leaves out, as far as the policy has gone.
+func (p *Policy) Cut() Cut { return p.cut }
+
+// Fit implements engine.ContextPolicy.
+func (p *Policy) Fit(_ []engine.Message, meas engine.Measure) ([]engine.Message, bool, error) {
+	if len(p.conv) == 0 {
+		return nil, true, nil
+	}
+	limit := Limit(meas.Context, p.req.MaxTokens)
+	if meas.Tokens <= limit {
+		return nil, true, nil
+	}
+	next := advance(p.cut, p.conv, sizes(meas, p.sys, p.cut, len(p.conv)), meas.Tokens-limit, max(1, meas.Context/4))
+	if next == p.cut || p.tries > 3*len(p.conv) {
+		return nil, false, &TooLongError{Tokens: meas.Tokens, Limit: limit}
+	}
+	p.tries++
+	p.cut = next
+	return Apply(p.req, p.sys, next).Messages, false, nil
+}
+
+// Fit is the policy with a Measurer instead of the engine's Prepare: req
+// with as little left out as keeps its prompt within Limit, never starting
+// before start; the returned measure is that of the request returned.
 func Fit(ctx context.Context, m Measurer, req engine.Request, start Cut) (engine.Request, Cut, engine.Measure, error) {
-	sys := 0
-	for sys < len(req.Messages) && req.Messages[sys].Role == engine.RoleSystem {
-		sys++
-	}
-	conv := req.Messages[sys:]
-	if len(conv) == 0 {
-		meas, err := m.Measure(ctx, req)
-		return req, Cut{}, meas, err
-	}
-	cut := clamp(start, conv)
-	for tries := 0; ; tries++ {
-		r := Apply(req, sys, cut)
+	p, r := NewPolicy(req, start)
+	r.Fit = nil
+	for {
 		meas, err := m.Measure(ctx, r)
 		if err != nil {
-			return r, cut, meas, err
+			return r, p.cut, meas, err
 		}
-		limit := Limit(meas.Context, req.MaxTokens)
-		if meas.Tokens <= limit {
-			return r, cut, meas, nil
+		next, done, err := p.Fit(r.Messages, meas)
+		if done || err != nil {
+			return r, p.cut, meas, err
 		}
-		next := advance(cut, conv, sizes(meas, sys, cut, len(conv)), meas.Tokens-limit, max(1, meas.Context/4))
-		if next == cut || tries > 3*len(conv) {
-			return r, cut, meas, &TooLongError{Tokens: meas.Tokens, Limit: limit}
-		}
-		cut = next
+		r.Messages = next
 	}
 }
 

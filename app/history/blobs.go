@@ -1,13 +1,12 @@
 package history
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"perch/internal/contenthash"
 	"perch/internal/durable"
 )
 
@@ -26,10 +25,12 @@ type Attachment struct {
 
 // PutBlob stores data content-addressed (write, fsync, rename, fsync dir) and
 // records its metadata; storing the same bytes twice is a no-op. It returns
-// a with SHA256 and Size set.
+// a with SHA256 and Size set. a.SHA256, when set, is data's content hash
+// as the caller already made it (contenthash.Of): it is not hashed again.
 func (s *Store) PutBlob(data []byte, a Attachment) (Attachment, error) {
-	sum := sha256.Sum256(data)
-	a.SHA256 = hex.EncodeToString(sum[:])
+	if a.SHA256 == "" {
+		a.SHA256 = contenthash.Of(data)
+	}
 	a.Size = int64(len(data))
 	path := s.BlobPath(a.SHA256)
 	if _, err := os.Stat(path); err != nil {
@@ -60,8 +61,7 @@ func (s *Store) ReadBlob(sha string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: attachment %.12s is missing: %w", sha, err)
 	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != sha {
+	if contenthash.Of(data) != sha {
 		return nil, fmt.Errorf("history: attachment %.12s is damaged on disk", sha)
 	}
 	return data, nil

@@ -14,44 +14,23 @@ import (
 // writes it (mlx-lm's two files), the chat uses the final adapter.
 const bestDir = "best"
 
-// bestSaved picks, among a finished run's saved states (its checkpoints
-// and the final adapter at run.Step), the one with the lowest validation
-// loss. dir is "" when that is the final adapter or nothing saved was
-// validated; val is NaN and step 0 when nothing saved was validated.
-func (s *Service) bestSaved(run history.TrainRun) (dir string, step int, val float64) {
-	val = math.NaN()
-	if ms, err := s.o.Store.Metrics(run.ID); err == nil {
-		for _, m := range ms {
-			if m.Step == run.Step && !math.IsNaN(m.ValLoss) {
-				step, val = run.Step, m.ValLoss
-			}
-		}
-	}
-	cs, _ := s.o.Store.Checkpoints(run.ID)
-	for _, c := range cs {
-		if c.Step >= run.Step || math.IsNaN(c.ValLoss) || (!math.IsNaN(val) && c.ValLoss >= val) {
-			continue // the final adapter's own checkpoint, unvalidated, or no better
-		}
-		if _, err := os.Stat(filepath.Join(c.Path, lora.WeightsFile)); err != nil {
-			continue
-		}
-		dir, step, val = c.Path, c.Step, c.ValLoss
-	}
-	return dir, step, val
-}
-
-// keepBest copies the run's best checkpoint beside its final adapter in
-// the library (or removes an earlier run segment's) and records which
-// saved state it is, so the list's "best validation loss (checkpoint at
-// step N)" names what export writes.
-func (s *Service) keepBest(run history.TrainRun, rec *history.Adapter) error {
-	dir, step, val := s.bestSaved(run)
-	rec.BestVal, rec.BestStep = val, step
+// keepBest records the saved state with the lowest validation loss, as the
+// engine's run reported it (done.Best: a checkpoint folder, the final
+// adapter's, or "" when nothing saved was validated; offset: the steps
+// before the segment), and keeps that checkpoint beside the final adapter
+// in the library (or removes an earlier segment's), so the list's "best
+// validation loss (checkpoint at step N)" names what export writes.
+func keepBest(done *Event, offset int, rec *history.Adapter) error {
 	into := filepath.Join(rec.Dir, bestDir)
-	if dir == "" {
+	if done.Best == "" {
+		rec.BestVal, rec.BestStep = math.NaN(), 0
 		return os.RemoveAll(into)
 	}
-	return copyAdapter(dir, into)
+	rec.BestVal, rec.BestStep = done.BestLoss, done.BestStep+offset
+	if filepath.Clean(done.Best) == filepath.Clean(done.Adapter) || done.BestStep == done.Step {
+		return os.RemoveAll(into) // the final adapter (or its own checkpoint) is the best
+	}
+	return linkAdapter(done.Best, into)
 }
 
 // exportSource is the folder export copies: the best checkpoint when the

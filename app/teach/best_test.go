@@ -2,6 +2,8 @@ package teach
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"perch/app/history"
@@ -66,24 +68,36 @@ func TestExportWritesTheBestCheckpoint(t *testing.T) {
 	}
 }
 
-// bestSaved skips checkpoints whose files are gone and unvalidated ones.
-func TestBestSavedSkipsMissingAndUnvalidated(t *testing.T) {
-	f := newFixture(t, "")
-	run := history.TrainRun{ID: "run-b", Name: "b", Base: "tiny", Method: "dpo", Plan: "{}", Dir: t.TempDir(), State: history.RunDone, Step: 30, Steps: 30}
-	if err := f.store.CreateRun(&run); err != nil {
+// keepBest takes the engine's best saved state: nothing validated clears
+// it, the final adapter's own state keeps no copy, a checkpoint is kept
+// beside the adapter with the segment's offset added to its step.
+func TestKeepBestTakesTheEnginesBest(t *testing.T) {
+	run := t.TempDir()
+	final, ckpt := filepath.Join(run, "final"), filepath.Join(run, "checkpoints", "step-00020")
+	saveFake(final, 30)
+	saveFake(ckpt, 20)
+	rec := &history.Adapter{Dir: filepath.Join(t.TempDir(), "ad")}
+	if err := keepBest(&Event{Step: 30, Adapter: final, Best: ckpt, BestStep: 20, BestLoss: 0.2}, 10, rec); err != nil {
 		t.Fatal(err)
 	}
-	kept := t.TempDir()
-	saveFake(kept, 20)
-	f.store.AddCheckpoint(run.ID, history.Checkpoint{Step: 10, Path: t.TempDir() + "/gone", ValLoss: 0.1})
-	f.store.AddCheckpoint(run.ID, history.Checkpoint{Step: 20, Path: kept, ValLoss: 0.2})
-	f.store.AddCheckpoint(run.ID, history.Checkpoint{Step: 25, Path: kept, ValLoss: math.NaN()})
-	if dir, step, val := f.svc.bestSaved(run); dir != kept || step != 20 || val != 0.2 {
-		t.Fatalf("best %q step %d val %v", dir, step, val)
+	if rec.BestStep != 30 || rec.BestVal != 0.2 {
+		t.Fatalf("best step %d val %v", rec.BestStep, rec.BestVal)
 	}
-	// The final adapter validated lower than every checkpoint: it is the best.
-	f.store.AddMetrics(run.ID, []history.Metric{{Step: 30, Loss: math.NaN(), ValLoss: 0.15, Margin: math.NaN()}})
-	if dir, step, val := f.svc.bestSaved(run); dir != "" || step != 30 || val != 0.15 {
-		t.Fatalf("best %q step %d val %v", dir, step, val)
+	if a, err := lora.Load(filepath.Join(rec.Dir, bestDir)); err != nil || a.Leaves["model.layers.0.self_attn.q_proj.lora_b"].Data[0] != 20 {
+		t.Fatalf("the best checkpoint is not kept: %v", err)
+	}
+	for _, done := range []Event{
+		{Step: 30, Adapter: final, Best: final, BestStep: 30, BestLoss: 0.15},                                          // the final adapter
+		{Step: 30, Adapter: final, Best: filepath.Join(run, "checkpoints", "step-00030"), BestStep: 30, BestLoss: 0.1}, // its own checkpoint
+	} {
+		if err := keepBest(&done, 0, rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(rec.Dir, bestDir)); !os.IsNotExist(err) || rec.BestStep != 30 || rec.BestVal != done.BestLoss {
+			t.Fatalf("%+v: best %d %v, folder %v", done, rec.BestStep, rec.BestVal, err)
+		}
+	}
+	if err := keepBest(&Event{Step: 30, Adapter: final}, 0, rec); err != nil || !math.IsNaN(rec.BestVal) || rec.BestStep != 0 {
+		t.Fatalf("nothing validated: best %d %v, %v", rec.BestStep, rec.BestVal, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,13 @@ import (
 	"perch/engine/train"
 	"perch/ui"
 )
+
+// exportData writes the plan's rows as a dataset folder (ExportDataset)
+// and returns it.
+func exportData(t *testing.T, f *fixture, plan ui.TrainPlan) (string, error) {
+	dir := filepath.Join(t.TempDir(), "data")
+	return dir, f.svc.ExportDataset(plan, dir)
+}
 
 func readLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
@@ -81,7 +89,7 @@ func TestCorrectionMakesAPreferencePairWithItsPhoto(t *testing.T) {
 	// The dataset folder is mlx-lm's DPO format, the photo beside it.
 	plan := defaultPlan()
 	plan.ValShare = 0
-	dir, err := f.svc.writeData("r1", plan)
+	dir, err := exportData(t, f, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +132,7 @@ func TestEngineReadsTheDataset(t *testing.T) {
 	for _, m := range []ui.TrainMethod{ui.MethodSFT, ui.MethodDPO, ui.MethodORPO} {
 		plan := defaultPlan()
 		plan.Method, plan.ValShare = m, 0.2
-		dir, err := f.svc.writeData("r-"+string(m), plan)
+		dir, err := exportData(t, f, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,6 +147,31 @@ func TestEngineReadsTheDataset(t *testing.T) {
 		r := ds.Train.Rows[0]
 		if (m == ui.MethodSFT) != (r.IDs != nil) || (m != ui.MethodSFT && (len(r.Chosen) == 0 || len(r.Rejected) == 0)) {
 			t.Fatalf("%s: row %+v", m, r)
+		}
+		// The rows a run takes straight (no file on the way) are the
+		// exported file's rows, token for token.
+		d, err := f.svc.rowsFor(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			exs  []train.Example
+			want *train.Split
+		}{{d.train, ds.Train}, {d.valid, ds.Valid}} {
+			got, err := train.EncodeExamples(context.Background(), "rows", c.exs, enc, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			if len(got.Rows) != len(c.want.Rows) {
+				t.Fatalf("%s: %d rows straight, %d from the file", m, len(got.Rows), len(c.want.Rows))
+			}
+			for k, r := range got.Rows {
+				w := c.want.Rows[k]
+				if !slices.Equal(r.IDs, w.IDs) || r.PromptLen != w.PromptLen || !slices.Equal(r.Prompt, w.Prompt) ||
+					!slices.Equal(r.Chosen, w.Chosen) || !slices.Equal(r.Rejected, w.Rejected) {
+					t.Fatalf("%s: row %d differs from the exported file's", m, k)
+				}
+			}
 		}
 	}
 }
@@ -163,7 +196,7 @@ func TestFolderIsCountedAndMerged(t *testing.T) {
 	}
 	plan := defaultPlan()
 	plan.Method, plan.Source = ui.MethodSFT, ui.TeachSource{Folder: folder}
-	dir, err := f.svc.writeData("r1", plan)
+	dir, err := exportData(t, f, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

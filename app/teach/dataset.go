@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"perch/app/history"
+	"perch/ui"
 )
 
 // A dataset folder in mlx-lm's formats, as the engine's trainer reads
@@ -227,4 +229,27 @@ func (w *datasetWriter) file(name string, rows []Row, pairs bool, raw [][]byte) 
 		return err
 	}
 	return f.Close()
+}
+
+// ExportDataset writes the plan's rows as an mlx-lm dataset folder in dir
+// (train.jsonl, valid.jsonl, the attachments under media/) for the user
+// to keep or to train elsewhere. Perch's own runs never read it: their
+// rows go to the engine as they are.
+func (s *Service) ExportDataset(plan ui.TrainPlan, dir string) error {
+	d, err := s.gather(plan.Source, plan.Method, plan.ValShare)
+	if err != nil {
+		return err
+	}
+	if len(d.train)+len(d.rawTrain) == 0 {
+		return errors.New("nothing to export: the data has no rows for this method")
+	}
+	w, err := newDatasetWriter(dir, s.o.Store)
+	if err != nil {
+		return err
+	}
+	pairs := plan.Method != ui.MethodSFT
+	if err := w.file("train.jsonl", d.train, pairs, d.rawTrain); err != nil {
+		return err
+	}
+	return w.file("valid.jsonl", d.valid, pairs, d.rawVal)
 }

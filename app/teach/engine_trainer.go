@@ -36,7 +36,7 @@ func (t engineTrainer) Train(ctx context.Context, base string, j Job) (Training,
 		cfg.Extra = map[string]json.RawMessage{"model": model} // as mlx-lm writes it: the base it was made for
 	}
 	run, err := eng.Train(ctx, engine.TrainRequest{
-		Data: j.Data, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume, Continue: j.Continue,
+		Data: j.Data, Examples: j.Train, ValidExamples: j.Valid, ReadMedia: j.ReadMedia, MaxLen: j.MaxLen, LoRA: cfg, Resume: j.Resume, Continue: j.Continue,
 		Options: train.Options{Method: train.Method(j.Method), LearningRate: j.LR, LoRAPlusRatio: j.LoRAPlus,
 			Beta: j.Beta, Lambda: j.Lambda, Seed: j.Seed, GradClip: train.DefaultGradClip},
 		Iters: j.Iters, BatchSize: j.BatchSize, ValEvery: j.ValEvery, SaveEvery: j.SaveEvery, AdapterDir: j.AdapterDir,
@@ -89,6 +89,7 @@ func teachEvent(ev engine.TrainEvent, m train.Method) Event {
 		out.Kind = EvDone
 		if r := ev.Result; r != nil {
 			out.Adapter, out.Cancelled, out.Step = r.Adapter, r.Cancelled, r.Steps
+			out.Best, out.BestStep, out.BestLoss = r.Best, r.BestStep, r.BestLoss
 		}
 	default:
 		out.Kind = EvError

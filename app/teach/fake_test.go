@@ -63,8 +63,10 @@ func saveFake(dir string, step int) error {
 }
 
 func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, error) {
-	if _, err := os.Stat(filepath.Join(j.Data, "train.jsonl")); err != nil {
-		return nil, fmt.Errorf("no data: %w", err)
+	if len(j.Train) == 0 {
+		if _, err := os.Stat(filepath.Join(j.Data, "train.jsonl")); err != nil {
+			return nil, fmt.Errorf("no data: %w", err)
+		}
 	}
 	if j.Resume != "" {
 		if _, err := lora.Load(j.Resume); err != nil {
@@ -79,6 +81,7 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 	go func() {
 		defer close(tr.events)
 		tr.events <- Event{Kind: EvStarted}
+		best := Event{BestLoss: math.NaN()} // the lowest validated checkpoint, as the engine's run keeps it
 		for step := 1; step <= j.Iters; step++ {
 			if step == 1 && hold != nil {
 				<-hold
@@ -110,13 +113,16 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 					return
 				}
 				tr.events <- Event{Kind: EvCheckpoint, Step: step, Path: dir}
+				if math.IsNaN(best.BestLoss) || val < best.BestLoss {
+					best.Best, best.BestStep, best.BestLoss = dir, step, val
+				}
 			}
 		}
 		if err := saveFake(j.AdapterDir, j.Iters); err != nil {
 			tr.events <- Event{Kind: EvError, Err: err}
 			return
 		}
-		tr.events <- Event{Kind: EvDone, Step: j.Iters, Adapter: j.AdapterDir}
+		tr.events <- Event{Kind: EvDone, Step: j.Iters, Adapter: j.AdapterDir, Best: best.Best, BestStep: best.BestStep, BestLoss: best.BestLoss}
 	}()
 	return tr, nil
 }

@@ -1,9 +1,12 @@
 // Package teach is the app side of fine-tuning: it turns the user's
 // ratings, corrections and regenerations into SFT rows and preference
-// pairs, writes them (with their media) as an mlx-lm dataset folder, runs
-// the engine's trainer on it while recording the run, its metrics and
-// checkpoints durably, and keeps the library of adapters the user owns.
-// It implements ui.Teacher and ui.Adapters.
+// pairs, hands them to the engine's trainer as rows (train.Example, their
+// attachments named by hash; no dataset file on the way) while recording
+// the run (its plan as versioned JSON), its metrics and checkpoints
+// durably, and keeps the library of adapters the user owns: the best
+// checkpoint is the one the engine's result names, and a finished adapter
+// is linked in, not read back. ExportDataset writes the rows as an mlx-lm
+// dataset folder for the user. It implements ui.Teacher and ui.Adapters.
 package teach
 
 import (

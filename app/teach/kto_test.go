@@ -28,7 +28,7 @@ func TestThumbsAloneTrainKTO(t *testing.T) {
 	}
 	plan := defaultPlan()
 	plan.Method, plan.ValShare = ui.MethodKTO, 0.2
-	dir, err := f.svc.writeData("r-kto", plan)
+	dir, err := exportData(t, f, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,15 +205,16 @@ func (s *Service) baseOf(cfg lora.Config) (id, name string) {
 
 func newAdapterID() string { return "ad-" + newRunID()[4:] }
 
-// keepAdapter copies a finished run's adapter into the library (replacing
-// the run's earlier one when it was resumed) and records it.
-func (s *Service) keepAdapter(run history.TrainRun, from string) (string, error) {
-	ad, err := lora.Load(from)
-	if err != nil {
-		return "", err
-	}
+// keepAdapter puts a finished run's adapter into the library (replacing
+// the run's earlier one when it was resumed) and records it, with the best
+// saved state the engine reported (done.Best; offset: the steps before the
+// segment). The adapter's files are linked, not read: the chat that
+// switches it on is the one read after training.
+func (s *Service) keepAdapter(run history.TrainRun, rank int, done *Event, offset int) (string, error) {
+	from := done.Adapter
 	rec := history.Adapter{ID: run.AdapterID, Base: run.Base, BaseName: run.BaseName, Method: run.Method,
-		Rank: ad.Config.LoRA.Rank, Steps: run.Step, BestVal: run.BestVal, BestStep: run.BestStep, RunID: run.ID}
+		Rank: rank, Steps: run.Step, BestVal: math.NaN(), RunID: run.ID}
+	var err error
 	if rec.ID == "" {
 		rec.ID = newAdapterID()
 		if rec.Name, err = s.uniqueName(run.Name, run.Base, ""); err != nil {
@@ -225,18 +226,34 @@ func (s *Service) keepAdapter(run history.TrainRun, from string) (string, error)
 		rec.Name = run.Name
 	}
 	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
-	if err := copyAdapter(from, rec.Dir); err != nil {
+	if err := linkAdapter(from, rec.Dir); err != nil {
 		return "", err
 	}
-	if err := s.keepBest(run, &rec); err != nil {
+	if err := keepBest(done, offset, &rec); err != nil {
 		return "", err
 	}
 	return rec.ID, s.o.Store.PutAdapter(&rec)
 }
 
-// copyAdapter copies mlx-lm's two files from src into dst through a
-// temporary folder renamed into place, so dst is whole or as it was.
-func copyAdapter(src, dst string) error {
+// linkAdapter is copyAdapter by hard links where the file system allows
+// them (the run's folder and the library are side by side): no byte is
+// read. A run folder never rewrites a file in place (saves are renamed in),
+// so the library's links keep the adapter as it was kept.
+func linkAdapter(src, dst string) error {
+	return placeAdapter(src, dst, func(from, to string) error {
+		if os.Link(from, to) == nil {
+			return nil
+		}
+		return copyFile(from, to)
+	})
+}
+
+// copyAdapter copies mlx-lm's two files from src into dst.
+func copyAdapter(src, dst string) error { return placeAdapter(src, dst, copyFile) }
+
+// placeAdapter puts mlx-lm's two files of src into dst with place, through
+// a temporary folder renamed into place, so dst is whole or as it was.
+func placeAdapter(src, dst string, place func(from, to string) error) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
@@ -246,8 +263,8 @@ func copyAdapter(src, dst string) error {
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range []string{lora.WeightsFile, lora.ConfigFile} {
-		if err := copyFile(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
-			return fmt.Errorf("copy the adapter: %w", err)
+		if err := place(filepath.Join(src, f), filepath.Join(tmp, f)); err != nil {
+			return fmt.Errorf("keep the adapter: %w", err)
 		}
 	}
 	return durable.ReplaceDir(tmp, dst)

@@ -65,7 +65,7 @@ func (s *Service) Start(plan ui.TrainPlan) (ui.TrainRun, error) {
 		s.clearActive(a)
 		return ui.TrainRun{}, err
 	}
-	go s.execute(a, func() (string, error) { return s.writeData(a.rec.ID, plan) }, "", 0)
+	go s.execute(a, func() (trainData, error) { return s.rowsFor(plan) }, "", 0)
 	return s.toUI(s.snapshot(a)), nil
 }
 
@@ -87,32 +87,8 @@ func (s *Service) clearActive(a *active) {
 	s.mu.Unlock()
 }
 
-// writeData builds the run's dataset folder from its plan's sources.
-func (s *Service) writeData(runID string, plan ui.TrainPlan) (string, error) {
-	d, err := s.gather(plan.Source, plan.Method, plan.ValShare)
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(s.runDir(runID), "data")
-	w, err := newDatasetWriter(dir, s.o.Store)
-	if err != nil {
-		return "", err
-	}
-	pairs := plan.Method != ui.MethodSFT
-	if err := w.file("train.jsonl", d.train, pairs, d.rawTrain); err != nil {
-		return "", err
-	}
-	if err := w.file("valid.jsonl", d.valid, pairs, d.rawVal); err != nil {
-		return "", err
-	}
-	if len(d.train)+len(d.rawTrain) == 0 {
-		return "", errors.New("nothing to train on: the data has no rows for this method")
-	}
-	return dir, nil
-}
-
 // job is plan as one segment of training.
-func job(plan ui.TrainPlan, runID, data, dir, resume string, iters, saveEvery int, seed *uint64) Job {
+func job(plan ui.TrainPlan, runID string, data trainData, dir, resume string, iters, saveEvery int, seed *uint64) Job {
 	h := fnv.New64a()
 	h.Write([]byte(runID))
 	sum := h.Sum64()
@@ -122,14 +98,14 @@ func job(plan ui.TrainPlan, runID, data, dir, resume string, iters, saveEvery in
 	if saveEvery <= 0 {
 		saveEvery = min(max(iters/10, 5), 50) // a kill loses at most 50 steps
 	}
-	return Job{Data: data, Method: string(plan.Method), Iters: iters, BatchSize: plan.BatchSize, MaxLen: plan.MaxSeqLen,
+	return Job{Train: data.train, Valid: data.valid, Data: data.folder, Method: string(plan.Method), Iters: iters, BatchSize: plan.BatchSize, MaxLen: plan.MaxSeqLen,
 		Rank: plan.Rank, LR: plan.LearningRate, LoRAPlus: plan.LoRAPlusRatio, Beta: plan.Beta, Lambda: plan.Lambda,
 		ValEvery: saveEvery, SaveEvery: saveEvery, AdapterDir: dir, Resume: resume, Seed: sum}
 }
 
-// execute runs one segment of a: prepare gives the dataset folder; resume
-// and offset continue from a checkpoint.
-func (s *Service) execute(a *active, prepare func() (string, error), resume string, offset int) {
+// execute runs one segment of a: prepare gives its rows; resume and
+// offset continue from a checkpoint.
+func (s *Service) execute(a *active, prepare func() (trainData, error), resume string, offset int) {
 	defer s.clearActive(a)
 	fail := func(err error) {
 		s.finish(a, history.RunFailed, friendly(err), nil)
@@ -163,6 +139,7 @@ func (s *Service) execute(a *active, prepare func() (string, error), resume stri
 	if cont {
 		j.Continue, j.Resume = resume, ""
 	}
+	j.ReadMedia = s.readMedia
 	tr, err := s.o.Trainer.Train(ctx, a.rec.Base, j)
 	if err != nil {
 		fail(err)
@@ -251,7 +228,7 @@ func (s *Service) finish(a *active, state, msg string, done *Event) {
 	rec := a.rec
 	s.mu.Unlock()
 	if done != nil && done.Adapter != "" {
-		if id, err := s.keepAdapter(rec, done.Adapter); err != nil {
+		if id, err := s.keepAdapter(rec, a.plan.Rank, done, a.offset); err != nil {
 			rec.State, rec.Error = history.RunFailed, "The run finished but its adapter could not be kept: "+err.Error()
 		} else {
 			rec.AdapterID = id
@@ -380,9 +357,11 @@ func (s *Service) ResumeFromCheckpoint(runID string) (ui.TrainRun, error) {
 	if err != nil {
 		return ui.TrainRun{}, fmt.Errorf("this run's plan is unreadable: %w", err)
 	}
-	data := filepath.Join(rec.Dir, "data")
-	if _, err := os.Stat(filepath.Join(data, "train.jsonl")); err != nil {
-		return ui.TrainRun{}, fmt.Errorf("this run's data is gone (%v): start it again", err)
+	// A run started before rows went straight to the engine kept its
+	// dataset folder; a later one gathers its rows again from the plan.
+	prepare := func() (trainData, error) { return s.rowsFor(plan) }
+	if folder := filepath.Join(rec.Dir, "data"); fileExists(filepath.Join(folder, "train.jsonl")) {
+		prepare = func() (trainData, error) { return trainData{folder: folder}, nil }
 	}
 	if err := s.o.Store.RewindRun(runID, from.Step); err != nil {
 		return ui.TrainRun{}, err
@@ -406,7 +385,7 @@ func (s *Service) ResumeFromCheckpoint(runID string) (ui.TrainRun, error) {
 		s.clearActive(a)
 		return ui.TrainRun{}, err
 	}
-	go s.execute(a, func() (string, error) { return data, nil }, from.Path, from.Step)
+	go s.execute(a, prepare, from.Path, from.Step)
 	return s.toUI(s.snapshot(a)), nil
 }
 
@@ -419,4 +398,9 @@ func (s *Service) Active() (ui.TrainRun, bool) {
 		return ui.TrainRun{}, false
 	}
 	return s.toUI(s.snapshot(a)), true
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

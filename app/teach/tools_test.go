@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"perch/app/history"
@@ -67,7 +68,7 @@ func TestAnswersThatUsedToolsTrainWithTheirToolTurns(t *testing.T) {
 	for _, m := range []ui.TrainMethod{ui.MethodSFT, ui.MethodDPO} {
 		plan := defaultPlan()
 		plan.Method, plan.ValShare = m, 0
-		dir, err := f.svc.writeData("tools-"+string(m), plan)
+		dir, err := exportData(t, f, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +81,28 @@ func TestAnswersThatUsedToolsTrainWithTheirToolTurns(t *testing.T) {
 			t.Fatalf("%s line %v", m, lines[0])
 		}
 		enc := &train.Encoder{Template: tmpl, Tok: tok, Method: train.Method(m), MaxLen: 512}
-		if _, err := train.LoadFolder(context.Background(), dir, enc); err != nil {
+		ds, err := train.LoadFolder(context.Background(), dir, enc)
+		if err != nil {
 			t.Fatalf("%s: the engine refused the rows with tool turns: %v", m, err)
+		}
+		// A run takes the same rows straight, tool turns included, token
+		// for token as the exported file's.
+		d, err := f.svc.rowsFor(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := train.EncodeExamples(context.Background(), "rows", d.train, enc, nil)
+		if err != nil {
+			t.Fatalf("%s: rows with tool turns refused on the way to training: %v", m, err)
+		}
+		if len(got.Rows) != len(ds.Train.Rows) || len(got.Rows) == 0 {
+			t.Fatalf("%s: %d rows straight, %d from the file", m, len(got.Rows), len(ds.Train.Rows))
+		}
+		for k, r := range got.Rows {
+			w := ds.Train.Rows[k]
+			if !slices.Equal(r.IDs, w.IDs) || !slices.Equal(r.Prompt, w.Prompt) || !slices.Equal(r.Chosen, w.Chosen) || !slices.Equal(r.Rejected, w.Rejected) {
+				t.Fatalf("%s: row %d with tool turns differs from the exported file's", m, k)
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package teach
 import (
 	"context"
 	"time"
+
+	"perch/engine/train"
 )
 
 // The seam to the engine's trainer: the app adapts engine.Train to these
@@ -11,22 +13,27 @@ import (
 // Job is one training segment: a fresh run, or the rest of one resumed
 // from a checkpoint.
 type Job struct {
-	Data       string // dataset folder: train.jsonl, valid.jsonl
-	Method     string // "sft", "dpo", "orpo"
-	Iters      int
-	BatchSize  int
-	MaxLen     int
-	Rank       int
-	LR         float64 // of the A matrices
-	LoRAPlus   float64 // B's rate over A's
-	Beta       float64
-	Lambda     float64
-	ValEvery   int
-	SaveEvery  int
-	AdapterDir string // adapter, checkpoints/, metrics files
-	Resume     string // adapter folder to start from ("" fresh)
-	Continue   string // checkpoint (with its resume state) whose run this continues exactly
-	Seed       uint64
+	// Train and Valid are the rows as the history holds them: they reach
+	// the engine as rows, never through a dataset file; ReadMedia gives
+	// their attachments' bytes by hash.
+	Train, Valid []train.Example
+	ReadMedia    func(kind, name string) ([]byte, error)
+	Data         string // a dataset folder instead (train.jsonl, valid.jsonl): runs started before rows went straight through
+	Method       string // "sft", "dpo", "orpo"
+	Iters        int
+	BatchSize    int
+	MaxLen       int
+	Rank         int
+	LR           float64 // of the A matrices
+	LoRAPlus     float64 // B's rate over A's
+	Beta         float64
+	Lambda       float64
+	ValEvery     int
+	SaveEvery    int
+	AdapterDir   string // adapter, checkpoints/, metrics files
+	Resume       string // adapter folder to start from ("" fresh)
+	Continue     string // checkpoint (with its resume state) whose run this continues exactly
+	Seed         uint64
 }
 
 // EventKind tells which fields of an Event are set.
@@ -59,7 +66,13 @@ type Event struct {
 	Text         string
 	Adapter      string // EvDone: the final adapter folder
 	Cancelled    bool
-	Err          error
+	// EvDone: the saved state with the lowest validation loss, as the
+	// engine's run found it (Best "" when nothing saved was validated;
+	// the final adapter's folder when that is the best).
+	Best     string
+	BestStep int
+	BestLoss float64
+	Err      error
 }
 
 // Training is a segment going on: its events end with EvDone or EvError.

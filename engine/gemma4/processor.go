@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"perch/engine/chattemplate"
@@ -218,6 +219,7 @@ func (e *ContextError) Error() string {
 // Prepare renders messages with the model's chat template, prepares every
 // attachment, and expands each placeholder into its soft-token run.
 func (p *Processor) Prepare(ctx context.Context, msgs []prompt.Message, o PrepareOptions) (*Prepared, error) {
+	prepares.Add(1)
 	if err := p.checkLength(msgs, o); err != nil {
 		return nil, err
 	}
@@ -358,3 +360,10 @@ func (p *Processor) renderAnswered(ctx context.Context, b *builder, msgs []promp
 	b.answerStart = len(b.ids)
 	return b.expandText(turn[k:])
 }
+
+// prepares counts Prepare calls.
+var prepares atomic.Int64
+
+// Prepares is how many prompts this process has prepared (rendered,
+// tokenised, media laid out): walk tests count the prepares of one send.
+func Prepares() int64 { return prepares.Load() }

@@ -2,12 +2,12 @@ package gemma4
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"perch/engine/prompt"
+	"perch/internal/contenthash"
 	"perch/media/audio"
 	"perch/media/logmel"
 	"perch/media/picture"
@@ -129,8 +129,7 @@ func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o P
 func (p *Processor) mediaKey(part prompt.Part, o PrepareOptions) (string, error) {
 	sum := part.Hash
 	if sum == "" {
-		h := sha256.Sum256(part.Data)
-		sum = hex.EncodeToString(h[:])
+		sum = contenthash.Of(part.Data)
 	}
 	key := string(part.Type) + ":" + sum + ":"
 	switch part.Type {
@@ -179,7 +178,7 @@ func (p *Processor) prepareOne(ctx context.Context, part prompt.Part, key string
 	switch part.Type {
 	case prompt.Image:
 		budget, _ := p.imageBudget(o.ImageTokens)
-		src, _, err := p.pictures.Decode(ctx, part.Data)
+		src, _, err := p.pictures.DecodeHashed(ctx, part.Data, hashOf(key))
 		if err != nil {
 			return nil, err
 		}
@@ -272,4 +271,11 @@ func (p *Processor) prepareVideo(ctx context.Context, data []byte, key string, o
 		m.Track = track
 	}
 	return m, nil
+}
+
+// hashOf is the content hash inside a media key (kind:hash:settings).
+func hashOf(key string) string {
+	_, rest, _ := strings.Cut(key, ":")
+	h, _, _ := strings.Cut(rest, ":")
+	return h
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"perch/engine/gocpu"
 	"perch/engine/regfile"
@@ -22,6 +23,7 @@ const maxWeightsBytes = 2 << 30
 // read through regfile: a FIFO or a device in their place is refused at
 // once, and the caps count the bytes read.
 func Load(dir string) (*Adapter, error) {
+	loads.Add(1)
 	raw, err := regfile.ReadFile(filepath.Join(dir, ConfigFile), maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", dir, err)
@@ -119,3 +121,10 @@ func (a *Adapter) Save(dir string) error {
 	}
 	return nil
 }
+
+// loads counts Load calls.
+var loads atomic.Int64
+
+// Loads is how many adapter folders Load has read in this process: walk
+// tests count the reads one flow makes.
+func Loads() int64 { return loads.Load() }

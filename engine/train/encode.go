@@ -36,6 +36,9 @@ type Encoder struct {
 	// to Dir.
 	Processor *gemma4.Processor
 	Dir       string
+	// ReadMedia, when set, gives a media part's bytes by the name the row
+	// gives it (an app's attachments, by hash) instead of a file under Dir.
+	ReadMedia func(kind, name string) ([]byte, error)
 	// Whole makes chat rows of SFT learn every token after <bos> (mlx-lm
 	// without --mask-prompt); by default only the answer is learnt.
 	Whole bool
@@ -217,23 +220,34 @@ func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	var row Row
-	for _, side := range []struct {
+	var sides [2][]chattemplate.Message
+	for i, side := range []struct {
 		raw  json.RawMessage
 		name string
-		out  *[]int32
-	}{{rec.Chosen, "chosen", &row.Chosen}, {rec.Rejected, "rejected", &row.Rejected}} {
-		answer, err := e.answer(rec, side.raw, side.name)
-		if err != nil {
+	}{{rec.Chosen, "chosen"}, {rec.Rejected, "rejected"}} {
+		if sides[i], err = e.answer(rec, side.raw, side.name); err != nil {
 			return Row{}, err
 		}
-		p, target, err := e.split(ctx, prompt, answer, rec)
+	}
+	return e.pairRow(ctx, prompt, media, sides[0], sides[1], rec)
+}
+
+// pairRow is a preference row of prompt and its two answers.
+func (e *Encoder) pairRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, chosen, rejected []chattemplate.Message, rec *record) (Row, error) {
+	var row Row
+	for _, side := range []struct {
+		answer []chattemplate.Message
+		name   string
+		out    *[]int32
+	}{{chosen, "chosen", &row.Chosen}, {rejected, "rejected", &row.Rejected}} {
+		p, target, err := e.split(ctx, prompt, side.answer, rec)
 		if err != nil {
 			return Row{}, fmt.Errorf("%s: %v", side.name, err)
 		}
 		row.Prompt, *side.out = p, target
 	}
 	if len(media) > 0 {
+		var err error
 		if row.source, row.Prompt, row.Blocks, err = e.withMedia(ctx, prompt, media, rec); err != nil {
 			return Row{}, err
 		}

@@ -94,6 +94,11 @@ func (e *Encoder) unpaired(ctx context.Context, rec *record) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
+	return e.unpairedRow(ctx, prompt, media, answer, label, rec)
+}
+
+// unpairedRow is an unpaired row of prompt, its answer and the answer's label.
+func (e *Encoder) unpairedRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, answer []chattemplate.Message, label bool, rec *record) (Row, error) {
 	p, target, err := e.split(ctx, prompt, answer, rec)
 	if err != nil {
 		return Row{}, err

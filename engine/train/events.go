@@ -62,6 +62,7 @@ type Result struct {
 	Steps     int    // optimizer steps taken
 	Adapter   string // the final adapter folder
 	Best      string // checkpoint folder with the lowest validation loss ("" without validation)
+	BestStep  int    // the step Best was saved at
 	BestLoss  float64
 	Cancelled bool
 }

@@ -33,6 +33,9 @@ type mediaSource struct {
 	msgs []prompt.Message // the prompt, media parts naming their files (Data nil)
 	opts gemma4.PrepareOptions
 	n    int // prompt length, checked when prepared again
+	// read, when set, gives a media part's bytes by its name instead of
+	// a file under dir (Encoder.ReadMedia).
+	read func(kind, name string) ([]byte, error)
 }
 
 // prepare reads the files and runs the processor over the prompt.
@@ -46,7 +49,13 @@ func (s *mediaSource) prepare(ctx context.Context) (*gemma4.Prepared, error) {
 			if p.Type == prompt.Text {
 				continue
 			}
-			data, err := readMedia(s.dir, p.Name, string(p.Type))
+			var data []byte
+			var err error
+			if s.read != nil {
+				data, err = s.read(string(p.Type), p.Name)
+			} else {
+				data, err = readMedia(s.dir, p.Name, string(p.Type))
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -126,7 +135,7 @@ func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs}
+	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs, read: e.ReadMedia}
 	if rec.EnableThinking != nil {
 		src.opts.EnableThinking = *rec.EnableThinking
 	}
@@ -156,7 +165,7 @@ func promptMessages(msgs []chattemplate.Message, refs []MediaRef) ([]prompt.Mess
 				pm.Content = append(pm.Content, prompt.Part{Type: prompt.Text, Text: p.Text})
 				continue
 			}
-			pm.Content = append(pm.Content, prompt.Part{Type: prompt.PartType(p.Type), Name: refs[k].Path})
+			pm.Content = append(pm.Content, prompt.Part{Type: prompt.PartType(p.Type), Name: refs[k].Path, Hash: refs[k].Hash})
 			k++
 		}
 		out = append(out, pm)

@@ -15,6 +15,7 @@ import (
 type MediaRef struct {
 	Kind string // image, audio or video
 	Path string
+	Hash string // the bytes' SHA-256 in hex when the row's maker holds it ("": the processor hashes)
 }
 
 // jsonMessage is one OpenAI-style chat message of a dataset row.

@@ -1,5 +1,6 @@
 // Package train fine-tunes LoRA adapters of a Gemma-4 model: datasets
-// (JSONL folders, rendered with the model's own chat template), batches,
+// (JSONL folders, or an app's rows as Examples, rendered with the model's
+// own chat template), batches,
 // the step (each loss an Objective: SFT, DPO, ORPO, SimPO, CPO, KTO;
 // AdamW with LoRA+), and runs with
 // validation, checkpoints and metrics.

@@ -382,7 +382,7 @@ func (r *runner) finish(cancelled bool, runErr error) (*Result, error) {
 		err = fmt.Errorf("%s: %w", MetricsFile, werr)
 	}
 	if b := r.metrics.Best; b != nil {
-		res.Best, res.BestLoss = filepath.Join(r.p.AdapterDir, b.Path), *b.ValLoss
+		res.Best, res.BestStep, res.BestLoss = filepath.Join(r.p.AdapterDir, b.Path), b.Step, *b.ValLoss
 	}
 	last := Event{Kind: EventDone, Step: res.Steps, Result: res}
 	if err != nil {

@@ -2,9 +2,9 @@ package picture
 
 import (
 	"context"
-	"crypto/sha256"
 	"sync/atomic"
 
+	"perch/internal/contenthash"
 	"perch/media/lru"
 )
 
@@ -59,8 +59,16 @@ func (p *Pool) Limits() Limits { return p.lim }
 // bytes, or a new one once a decoder slot is free (or ctx ends). The
 // returned source is shared: read it, never change it.
 func (p *Pool) Decode(ctx context.Context, data []byte) (*Source, Info, error) {
-	sum := sha256.Sum256(data)
-	key := string(sum[:])
+	return p.DecodeHashed(ctx, data, "")
+}
+
+// DecodeHashed is Decode of bytes whose content hash the caller holds
+// (contenthash.Of; "" hashes them here).
+func (p *Pool) DecodeHashed(ctx context.Context, data []byte, hash string) (*Source, Info, error) {
+	key := hash
+	if key == "" {
+		key = contenthash.Of(data)
+	}
 	if hit, ok := p.cache.Get(key); ok {
 		return hit.src, hit.info, nil
 	}

@@ -1,4 +1,4 @@
-package cli
+package train
 
 import (
 	"bytes"
@@ -155,7 +155,7 @@ func TestFuseRefusesWhatAskRefuses(t *testing.T) {
 // how far the probe's logits moved and whether the greedy answer held;
 // --dequantize reports nothing to drift.
 func TestFuseQuantizedReportsDrift(t *testing.T) {
-	q4 := "../../testdata/models/text-tiny-q4"
+	q4 := "../../../testdata/models/text-tiny-q4"
 	out := filepath.Join(t.TempDir(), "fused")
 	code, msg := fuse(t, "--model", q4, "--adapter", loraTiny, "--out", out)
 	if code != 0 || !strings.Contains(msg, "requantized: on a probe prompt the logits moved by up to") {

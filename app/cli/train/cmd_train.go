@@ -1,4 +1,4 @@
-package cli
+package train
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"perch/app/cli"
 	"perch/app/engines"
 	"perch/engine"
 	"perch/engine/lora"
@@ -17,8 +18,8 @@ import (
 )
 
 func init() {
-	Register("train", "fine-tune a LoRA adapter (sft, dpo, orpo); train watch DIR; train fuse", func(args []string) int {
-		return runTrain(args, os.Stdout, os.Stderr)
+	cli.RegisterStreams("train", "fine-tune a LoRA adapter (sft, dpo, orpo); train watch DIR; train fuse", func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return runTrain(args, stdout, stderr)
 	})
 }
 
@@ -46,7 +47,7 @@ type trainFlags struct {
 func parseTrain(args []string, stderr io.Writer) (*trainFlags, error) {
 	f := &trainFlags{}
 	fs := newTrainFlagSet(f, stderr)
-	words, err := parseFlags(fs, args)
+	words, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}

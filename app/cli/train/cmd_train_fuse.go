@@ -1,4 +1,4 @@
-package cli
+package train
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"perch/app/cli"
 	"perch/app/engines"
 	"perch/engine"
 	"perch/engine/lora"
@@ -22,7 +23,7 @@ func runTrainFuse(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "new model folder to write (must not exist)")
 	backend := fs.String("backend", engine.BackendAuto, "auto, mlx or go (runs the probe prompt)")
 	dense := fs.Bool("dequantize", false, "write fused quantized projections dense (exact, larger) instead of requantizing them")
-	words, err := parseFlags(fs, args)
+	words, err := cli.ParseFlags(fs, args)
 	if err == flag.ErrHelp {
 		return 0
 	}

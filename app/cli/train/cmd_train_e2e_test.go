@@ -1,4 +1,4 @@
-package cli
+package train
 
 import (
 	"bytes"
@@ -106,7 +106,7 @@ func TestTrainEndToEnd(t *testing.T) {
 // and the frozen vision tower (another photo gives another loss), and its
 // loss goes down.
 func TestImageRowTrains(t *testing.T) {
-	img, err := os.ReadFile("../../testdata/goldens/vision-tiny/image.png")
+	img, err := os.ReadFile("../../../testdata/goldens/vision-tiny/image.png")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"perch/app/cli"
 	"strings"
 	"testing"
 )
@@ -76,7 +77,7 @@ func TestWAVVerdictsAgree(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "clip.wav")
 		os.WriteFile(path, c.wav, 0o600)
 		var out, errb bytes.Buffer
-		code := media([]string{"inspect", path}, &out, &errb)
+		code := cli.Verbs["media"].Streams([]string{"inspect", path}, nil, &out, &errb)
 		served, inspected := resp.StatusCode == 200, code == 0
 		if served != inspected {
 			t.Errorf("%s: the server says %d (%.100s), inspect says %d (%s)", c.name, resp.StatusCode, answer, code, strings.TrimSpace(errb.String()))

@@ -1,9 +1,10 @@
-package cli
+package train
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"perch/app/cli"
 	"perch/engine/gemma4"
 	"perch/engine/gocpu"
 	"perch/engine/golden"
@@ -23,7 +25,24 @@ import (
 	"perch/media/npy"
 )
 
-const loraTiny = "../../testdata/goldens/lora-tiny"
+const (
+	loraTiny  = "../../../testdata/goldens/lora-tiny"
+	tinyModel = "../../../testdata/models/text-tiny"
+)
+
+// joinIDs is ids as --prompt-ids takes them.
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
+}
+
+// runAsk is perch ask with its output captured.
+func runAsk(args []string, stdout, stderr io.Writer) int {
+	return cli.Verbs["ask"].Streams(args, nil, stdout, stderr)
+}
 
 func loraGolden(t *testing.T) *golden.File {
 	t.Helper()
@@ -346,29 +365,5 @@ func TestTrainFuse(t *testing.T) {
 	}
 	if code := runTrain([]string{"fuse", "--model", tinyModel, "--adapter", loraTiny, "--out", fused}, &out, &errOut); code == 0 {
 		t.Error("fusing over an existing folder succeeded")
-	}
-}
-
-// TestServeAdapter: perch serve --adapter loads it for every request, and
-// one that does not fit the model is refused before listening.
-func TestServeAdapter(t *testing.T) {
-	var logs bytes.Buffer
-	for _, c := range []struct {
-		adapter string
-		ok      bool
-	}{{loraTiny, true}, {t.TempDir(), false}} {
-		f, err := parseServe([]string{"--addr", "127.0.0.1:0", "--model", tinyModel, "--backend", "go", "--quiet", "--adapter", c.adapter}, &logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := startServe(f, &logs)
-		if (err == nil) != c.ok {
-			t.Fatalf("--adapter %s: %v", c.adapter, err)
-		}
-		if err == nil {
-			s.close()
-		} else if !strings.Contains(err.Error(), c.adapter) {
-			t.Errorf("the error does not name the adapter: %v", err)
-		}
 	}
 }

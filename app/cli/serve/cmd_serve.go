@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"perch/app/cli"
 	"perch/app/engines"
 	"perch/app/hub"
 	"perch/app/server"
@@ -22,7 +23,7 @@ import (
 )
 
 func init() {
-	Register("serve", "OpenAI-compatible local API (/v1/chat/completions) for one model", func(args []string) int {
+	cli.Register("serve", "OpenAI-compatible local API (/v1/chat/completions) for one model", func(args []string) int {
 		return runServe(args, os.Stdout, os.Stderr)
 	})
 }
@@ -56,7 +57,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.force, "force", false, "load even if the fit check says the model does not fit in memory")
 	fs.BoolVar(&f.quiet, "quiet", false, "do not log requests")
 	fs.Var(&f.origins, "allow-origin", "also accept browser requests from this origin (repeatable), e.g. https://my.app")
-	words, err := parseFlags(fs, args)
+	words, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 
 // The fixture model and media the engine work copies into testdata/.
 const (
-	e2eModel = "../../testdata/models/text-tiny"
-	e2eImage = "../../testdata/goldens/vision-tiny/image.png"
-	e2eAudio = "../../testdata/goldens/audio-tiny/audio.wav"
+	e2eModel = "../../../testdata/models/text-tiny"
+	e2eImage = "../../../testdata/goldens/vision-tiny/image.png"
+	e2eAudio = "../../../testdata/goldens/audio-tiny/audio.wav"
 )
 
 // TestServeTinyModelStreamsOpenAIFormat is the end-to-end acceptance:

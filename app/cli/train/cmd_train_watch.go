@@ -1,4 +1,4 @@
-package cli
+package train
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"perch/app/cli"
 	"perch/engine/train"
 )
 
@@ -25,7 +26,7 @@ func runTrainWatch(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	jsonOut := fs.Bool("json", false, "print the stream's JSON lines as they come")
 	wait := fs.Duration("wait", 10*time.Second, "how long to wait for a run to start writing into the folder")
-	words, err := parseFlags(fs, args)
+	words, err := cli.ParseFlags(fs, args)
 	if err == flag.ErrHelp {
 		return 0
 	}
