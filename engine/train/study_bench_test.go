@@ -68,10 +68,7 @@ func BenchmarkWidthStudy(b *testing.B) {
 	}
 	studyRan = true
 	for _, w := range widths {
-		for _, method := range []Method{SFT, DPO} {
-			if method == DPO && w >= 1024 {
-				continue // cut: DPO costs 2.5 SFT steps; SFT only from width 1024
-			}
+		for _, method := range studyMethods(b) {
 			for _, ratio := range envFloats(b, "PERCH_STUDY_RATIOS", []float64{1, 4, 16}) {
 				line := studyCell(b, w, method, ratio)
 				b.Log(line)
@@ -93,22 +90,42 @@ const (
 
 // studyLRs is the grid for a ratio: LoRA+ moves lora_b ratio times faster,
 // so its grid sits lower.
-// From width 1024 the grid is its lowest rate only (2 shared cores: a
-// width-1536 run takes 4-10 minutes): the middle one, best for every
-// ratio at widths 64 and 256, diverged at width 1536 (plain LoRA at 1e-3:
-// validation 3.6-8.2 after 30 steps).
+// From width 1024 the grid is one step lower: its middle rate, best for
+// every ratio at widths 64 and 256, diverged at width 1536 in a first run
+// (plain LoRA at 1e-3: validation 3.6-8.2 after 30 steps).
 func studyLRs(width int, ratio float64) []float64 {
-	grid := []float64{3e-4, 1e-3, 3e-3}
-	switch ratio {
-	case 4:
-		grid = []float64{1e-4, 3e-4, 1e-3}
-	case 16:
-		grid = []float64{3e-5, 1e-4, 3e-4}
+	wide := width >= 1024 // one step lower (see above)
+	switch {
+	case ratio == 4 && wide:
+		return []float64{3e-5, 1e-4, 3e-4}
+	case ratio == 4:
+		return []float64{1e-4, 3e-4, 1e-3}
+	case ratio == 16 && wide:
+		return []float64{1e-5, 3e-5, 1e-4}
+	case ratio == 16:
+		return []float64{3e-5, 1e-4, 3e-4}
+	case wide:
+		return []float64{1e-4, 3e-4, 1e-3}
 	}
-	if width >= 1024 {
-		grid = grid[:1]
+	return []float64{3e-4, 1e-3, 3e-3}
+}
+
+// studyMethods are SFT and DPO, or those PERCH_STUDY_METHODS names.
+func studyMethods(b *testing.B) []Method {
+	s := os.Getenv("PERCH_STUDY_METHODS")
+	if s == "" {
+		return []Method{SFT, DPO}
 	}
-	return grid
+	var out []Method
+	for _, f := range strings.Split(s, ",") {
+		switch m := Method(f); m {
+		case SFT, DPO:
+			out = append(out, m)
+		default:
+			b.Fatalf("PERCH_STUDY_METHODS: %q is not sft or dpo", f)
+		}
+	}
+	return out
 }
 
 var studyRan bool
