@@ -52,6 +52,9 @@ func BenchmarkWidthStudy(b *testing.B) {
 		}
 	}
 	out := filepath.Join("..", "..", "build", "width-study.md")
+	if s := os.Getenv("PERCH_STUDY_OUT"); s != "" {
+		out = s // two parts running side by side
+	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		b.Fatal(err)
 	}
