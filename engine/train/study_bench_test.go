@@ -92,25 +92,23 @@ const (
 )
 
 // studyLRs is the grid for a ratio: LoRA+ moves lora_b ratio times faster,
-// so its grid sits lower.
-// From width 1024 the grid is one step lower: its middle rate, best for
-// every ratio at widths 64 and 256, diverged at width 1536 in a first run
-// (plain LoRA at 1e-3: validation 3.6-8.2 after 30 steps).
+// so its grid sits lower. From width 1024 it is the two lower rates (2
+// shared cores): the top one diverged at width 1536 in a first run (plain
+// LoRA at 1e-3 SFT: validation 3.6-8.2 after 30 steps), and the rate
+// below the grid missed the target there (plain 1e-4, ratio 4 at 3e-5:
+// validation 2.2-5.5 after 30 steps).
 func studyLRs(width int, ratio float64) []float64 {
-	wide := width >= 1024 // one step lower (see above)
-	switch {
-	case ratio == 4 && wide:
-		return []float64{3e-5, 1e-4, 3e-4}
-	case ratio == 4:
-		return []float64{1e-4, 3e-4, 1e-3}
-	case ratio == 16 && wide:
-		return []float64{1e-5, 3e-5, 1e-4}
-	case ratio == 16:
-		return []float64{3e-5, 1e-4, 3e-4}
-	case wide:
-		return []float64{1e-4, 3e-4, 1e-3}
+	grid := []float64{3e-4, 1e-3, 3e-3}
+	switch ratio {
+	case 4:
+		grid = []float64{1e-4, 3e-4, 1e-3}
+	case 16:
+		grid = []float64{3e-5, 1e-4, 3e-4}
 	}
-	return []float64{3e-4, 1e-3, 3e-3}
+	if width >= 1024 {
+		grid = grid[:2]
+	}
+	return grid
 }
 
 // studyMethods are SFT and DPO, or those PERCH_STUDY_METHODS names.
