@@ -29,16 +29,18 @@ import (
 // data order; the model is one per width) and keeps the rate with the
 // fewest median steps. Cut to fit 2 shared cores: 2 layers (sliding,
 // full), a 512-word vocabulary, 10-token rows, rank 8, batch 4, at most
-// studyCap steps, validation (8 rows) every 3; from width 1024 SFT only
-// and one rate per ratio. The task: a prompt of 4 random words and a key
-// (one of 8) whose answer is the key's fixed 3 words and <turn|>.
-// Set PERCH_STUDY=1 (PERCH_STUDY_WIDTHS=64,256 for fewer); it writes the
-// table to build/width-study.md. Widths 64 and 256 take 16 minutes on 2
-// shared cores, a width-1536 run 4-10 minutes (PERCH_STUDY_RATIOS=16,4
-// and PERCH_STUDY_SEEDS=1 run a part).
+// studyCap steps, validation (8 rows) every 3; from width 1024 a two-rate
+// grid (studyLRs). The task: a prompt of 4 random words and a key (one of
+// 8) whose answer is the key's fixed 3 words and <turn|>.
+// Set PERCH_STUDY=1; PERCH_STUDY_WIDTHS=64,256, PERCH_STUDY_METHODS=sft,
+// PERCH_STUDY_RATIOS=16,4 and PERCH_STUDY_SEEDS=1 run a part, and
+// PERCH_STUDY_OUT names the table's file (default build/width-study.md),
+// so that parts can run side by side. Widths 64 and 256 take 16 minutes
+// on 2 shared cores; a 21-step width-1536 SFT run takes 12-17 s on a
+// quiet core (the step counts do not depend on load: run it niced).
 func BenchmarkWidthStudy(b *testing.B) {
 	if os.Getenv("PERCH_STUDY") == "" {
-		b.Skip("width study: set PERCH_STUDY=1 to run it (widths 64 and 256: 16 minutes on 2 cores; a width-1536 run: 4-10 minutes)")
+		b.Skip("width study: set PERCH_STUDY=1 to run it (widths 64 and 256: 16 minutes on 2 cores; a width-1536 SFT run: 12-17 s on a quiet core)")
 	}
 	widths := []int{64, 256, 1536, 1024} // the widest first of the two slow ones
 	if s := os.Getenv("PERCH_STUDY_WIDTHS"); s != "" {
