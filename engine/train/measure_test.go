@@ -95,6 +95,14 @@ func TestMediaMeasuredBeforeDecoding(t *testing.T) {
 		t.Fatalf("probes %d, frame decodes %d, audio decodes %d: want probes and no decode", vs.probes.Load(), vs.decodes.Load(), as.decodes.Load())
 	}
 
+	// An image: its header's size gives its soft tokens (the note says
+	// "at least": counted before decoding).
+	enc.MaxLen = 6 // the tiny model's image budget is 6 soft tokens
+	if _, note, ok, err := enc.Encode(context.Background(), []byte(row("image", "photos/bird.png"))); err != nil || ok ||
+		!strings.Contains(note, "is at least") {
+		t.Errorf("an image over the limit: ok %v, note %q, %v", ok, note, err)
+	}
+
 	// Under a limit they fit: measured, then decoded for the row.
 	enc.MaxLen = 4096
 	ok := encodeOne(t, enc, row("video", "short.mp4"))

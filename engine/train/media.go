@@ -150,12 +150,11 @@ func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, 
 type promptTooLong struct{ *gemma4.ContextError }
 
 func (e *promptTooLong) note() string {
-	how := ""
 	if e.AtLeast {
-		how = "at least "
+		return fmt.Sprintf("the prompt with its media is at least %d tokens (measured before decoding), not under --max-seq-len %d: row skipped",
+			e.Prompt, e.Context)
 	}
-	return fmt.Sprintf("the prompt with its media is %s%d tokens (measured before decoding), not under --max-seq-len %d: row skipped",
-		how, e.Prompt, e.Context)
+	return fmt.Sprintf("the prompt with its media is %d tokens, not under --max-seq-len %d: row skipped", e.Prompt, e.Context)
 }
 
 // promptMessages turns template messages and their media files (in
