@@ -68,6 +68,20 @@ func BenchmarkWidthStudy(b *testing.B) {
 		}
 		studySeeds = n
 	}
+	if s := os.Getenv("PERCH_STUDY_VAL_EVERY"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("PERCH_STUDY_VAL_EVERY %q", s)
+		}
+		studyValEvery = n
+	}
+	if s := os.Getenv("PERCH_STUDY_DPO_TARGET"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) {
+			b.Fatalf("PERCH_STUDY_DPO_TARGET %q", s)
+		}
+		studyDPOTarget = v
+	}
 	if studyRan {
 		return // the study is one measurement: make bench's 3x calls it again
 	}
@@ -87,11 +101,16 @@ func BenchmarkWidthStudy(b *testing.B) {
 }
 
 const (
-	studyCap       = 30 // steps; a run that misses the target counts as studyCap+1
-	studyValEvery  = 3
+	studyCap       = 30   // steps; a run that misses the target counts as studyCap+1
 	studyTargetSFT = 1.0  // validation loss, nats per answer token
 	studyTargetDPO = 0.35 // validation DPO loss (ln 2 = 0.69 at the start)
 )
+
+// studyValEvery (steps) and studyDPOTarget are 3 and studyTargetDPO unless
+// PERCH_STUDY_VAL_EVERY and PERCH_STUDY_DPO_TARGET say otherwise (DPO
+// reaches 0.35 in 6-9 steps at every width from 256: a stricter target,
+// validated every step, tells the ratios apart).
+var studyValEvery, studyDPOTarget = 3, studyTargetDPO
 
 // studyLRs is the grid for a ratio: LoRA+ moves lora_b ratio times faster,
 // so its grid sits lower. From width 1024 it is the two lower rates (2
@@ -109,6 +128,9 @@ func studyLRs(width int, ratio float64) []float64 {
 	}
 	if width >= 1024 {
 		grid = grid[:2]
+	}
+	if n, err := strconv.Atoi(os.Getenv("PERCH_STUDY_RATES")); err == nil && n >= 1 && n < len(grid) {
+		grid = grid[:n] // the lowest n (a part: the best rates at widths 1024 and 1536 are the lowest)
 	}
 	return grid
 }
@@ -204,7 +226,7 @@ func studyRun(b *testing.B, be tensor.Backend, m *gemma4.Model, method Method, r
 	defer tr.Close()
 	target := studyTargetSFT
 	if method == DPO {
-		target = studyTargetDPO
+		target = studyDPOTarget
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	order := rng.Perm(len(train))
