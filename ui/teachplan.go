@@ -17,8 +17,10 @@ import (
 // over its A matrices; 1 is plain LoRA. The width study (README; make
 // bench, BenchmarkWidthStudy) found LoRA+ at ratios 4 and 16, each at its
 // best rate, never reaching the target validation loss in fewer steps
-// than plain LoRA at widths 64, 256 and 1536 (SFT 24 vs 30/30, 18 vs
-// 18/21 and 21 vs 24/30 steps, DPO equal), so the preset is plain LoRA.
+// than plain LoRA at widths 64, 256, 1024 and 1536 (SFT 24 vs 30/30, 18
+// vs 18/21, 24 vs 27/27 and 21 vs 24/27 steps, 3 seeds each; DPO equal
+// to 0.35, and 9 vs 11/12 steps to 0.1 at 1536), so the preset is plain
+// LoRA.
 const DefaultLoRAPlusRatio = 1
 
 // methodPreset is one method in plain language, with its defaults.
@@ -31,10 +33,10 @@ type methodPreset struct {
 }
 
 // methodPresets are the choices the Teach page offers, in order. The
-// rate is the width study's best plain-LoRA rate at E2B's width (1536):
-// 3e-4 (1e-3 diverged there; 1e-3 was best at widths 64 and 256). Its DPO
-// runs (widths 64, 256) had the same best rate as SFT, so every method
-// starts there.
+// rate is the width study's best plain-LoRA rate at E2B's width (1536)
+// and at 1024: 3e-4 (1e-3 diverged there; 1e-3 was best at widths 64 and
+// 256). Its DPO runs had the same best plain rate as SFT at every width,
+// so every method starts there.
 var methodPresets = []methodPreset{
 	{MethodDPO, "My likes and dislikes (DPO)", "learns from likes and dislikes (DPO)",
 		"Each answer you disliked and a better version of it (one you liked, corrected or regenerated) make a pair; Perch learns to prefer the better one.", 3e-4},

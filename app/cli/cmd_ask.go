@@ -81,6 +81,13 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "comma-separated token ids fed as is (no chat template)")
 	fs.StringVar(&f.dumpLogits, "dump-logits", "", "write the prefill's last-position logits as float32 .npy")
 	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder (Perch's or mlx-lm's adapters.safetensors + adapter_config.json)")
+	// mlx_lm.generate's names for the same settings.
+	fs.StringVar(&f.adapter, "adapter-path", "", "mlx_lm.generate's name for --adapter")
+	fs.Float64Var(&f.temperature, "temp", 0, "mlx_lm.generate's name for --temperature")
+	fs.StringVar(&f.system, "system-prompt", "", "mlx_lm.generate's name for --system")
+	var flagPrompt string
+	fs.StringVar(&flagPrompt, "prompt", "", "the prompt, as mlx_lm.generate takes it (or give it as words after the flags)")
+	fs.StringVar(&flagPrompt, "p", "", "short for --prompt")
 	fs.Var(mediaList{engine.PartImage, &f.media}, "image", "attach an image (repeatable)")
 	fs.Var(mediaList{engine.PartAudio, &f.media}, "audio", "attach an audio clip (repeatable)")
 	fs.Var(mediaList{engine.PartVideo, &f.media}, "video", "attach a video (repeatable)")
@@ -105,6 +112,12 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.set["temp"] {
+		f.set["temperature"] = true
+	}
+	if flagPrompt != "" {
+		words = append([]string{flagPrompt}, words...)
+	}
 	return f, strings.Join(words, " "), nil
 }
 

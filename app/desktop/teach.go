@@ -136,19 +136,5 @@ func (g *App) trainer() teach.Trainer { return teach.NewEngineTrainer(g.rt) }
 // apiAdapters are base's adapters for the local API, and the current
 // choice's name when it is one of them.
 func (g *App) apiAdapters(base string) ([]server.AdapterModel, string) {
-	as, err := g.store.Adapters()
-	if err != nil {
-		return nil, ""
-	}
-	var out []server.AdapterModel
-	def, choice := "", g.choice.Default()
-	for _, a := range as {
-		if a.Base == base {
-			out = append(out, server.AdapterModel{Name: a.Name, Dir: a.Dir})
-			if a.ID == choice {
-				def = a.Name
-			}
-		}
-	}
-	return out, def
+	return server.Library(g.store, base, g.choice.Default())
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -30,11 +31,14 @@ func (s *Server) offer(m ModelInfo) offer {
 	return o
 }
 
+// base is what the adapters' names follow.
+func (o offer) base() string { return cmp.Or(o.Base, o.ID) }
+
 // ids are the ids /v1/models lists.
 func (o offer) ids() []string {
 	ids := []string{o.ID}
 	for _, a := range o.adapters {
-		ids = append(ids, o.ID+"+"+a.Name)
+		ids = append(ids, o.base()+"+"+a.Name)
 	}
 	return ids
 }
@@ -45,10 +49,10 @@ func (o offer) ids() []string {
 // own); "<model>+<adapter>" with an unknown adapter is refused.
 func (o offer) resolve(asked string) (id, dir string, err error) {
 	if asked == "" && o.def != "" {
-		asked = o.ID + "+" + o.def
+		asked = o.base() + "+" + o.def
 	}
-	name, ok := strings.CutPrefix(asked, o.ID+"+")
-	if !ok {
+	name, ok := strings.CutPrefix(asked, o.base()+"+")
+	if !ok || asked == o.ID {
 		return o.ID, "", nil
 	}
 	for _, a := range o.adapters {

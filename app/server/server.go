@@ -20,7 +20,11 @@ import (
 // ModelInfo describes the loaded model for /v1/models and for refusing
 // media the model cannot take.
 type ModelInfo struct {
-	ID            string // what clients send as "model" and see in answers
+	ID string // what clients send as "model" and see in answers
+	// Base is the base model's id when ID is "<Base>+<adapter>", an
+	// adapter the engine applies to every request (perch serve
+	// --adapter); the Adapters are offered as "<Base>+<name>" ("": ID).
+	Base          string
 	Created       time.Time
 	Vision        bool
 	Audio         bool

@@ -220,10 +220,11 @@ func (e *ContextError) Error() string {
 // attachment, and expands each placeholder into its soft-token run.
 func (p *Processor) Prepare(ctx context.Context, msgs []prompt.Message, o PrepareOptions) (*Prepared, error) {
 	prepares.Add(1)
-	if err := p.checkLength(msgs, o); err != nil {
+	least, err := p.checkLength(msgs, o)
+	if err != nil {
 		return nil, err
 	}
-	items, err := p.prepareMedia(ctx, msgs, o)
+	items, err := p.prepareMedia(ctx, msgs, o, least)
 	if err != nil {
 		return nil, err
 	}
@@ -258,17 +259,21 @@ func (p *Processor) Prepare(ctx context.Context, msgs []prompt.Message, o Prepar
 }
 
 // checkLength refuses a prompt whose text alone is too long for the
-// context: every token covers at most MaxTokenBytes bytes of text.
-func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
+// context: every token covers at most MaxTokenBytes bytes of text. It
+// returns the text's least token count otherwise.
+func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) (int, error) {
 	if o.Context <= 0 {
-		return nil
+		return 0, nil
 	}
 	if len(o.PromptIDs) >= o.Context {
-		return &ContextError{Prompt: len(o.PromptIDs), Context: o.Context}
+		return 0, &ContextError{Prompt: len(o.PromptIDs), Context: o.Context}
 	}
 	per := p.tok.MaxTokenBytes()
-	if per <= 0 || len(o.PromptIDs) > 0 {
-		return nil
+	if len(o.PromptIDs) > 0 {
+		return len(o.PromptIDs), nil
+	}
+	if per <= 0 {
+		return 0, nil
 	}
 	var n int
 	for _, m := range msgs {
@@ -280,10 +285,11 @@ func (p *Processor) checkLength(msgs []prompt.Message, o PrepareOptions) error {
 			n += len(c.Arguments)
 		}
 	}
-	if least := n / per; least >= o.Context {
-		return &ContextError{Prompt: least, Context: o.Context, AtLeast: true}
+	least := n / per
+	if least >= o.Context {
+		return 0, &ContextError{Prompt: least, Context: o.Context, AtLeast: true}
 	}
-	return nil
+	return least, nil
 }
 
 // render applies the chat template.

@@ -60,8 +60,10 @@ type item struct {
 
 // prepareMedia prepares every media part, in document order: from the
 // cache where the same content was asked for before, else decoded, once
-// the whole request is known to be within the limits.
-func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o PrepareOptions) ([]item, error) {
+// the whole request is known to be within the limits (the images' pixels;
+// with o.Context, the text's least tokens plus every part's, measured
+// from headers and probes).
+func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o PrepareOptions, least int) ([]item, error) {
 	type want struct {
 		part prompt.Part
 		key  string
@@ -88,7 +90,17 @@ func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o P
 			items = append(items, item{name: name})
 			if m, ok := p.media.Get(key); ok {
 				items[len(items)-1].Media = m
+				least += mediaTokens(m)
 				continue
+			}
+			if o.Context > 0 {
+				n, err := p.leastTokens(ctx, part, o)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				if least += n; least >= o.Context {
+					return nil, &ContextError{Prompt: least, Context: o.Context, AtLeast: true}
+				}
 			}
 			if first, ok := seen[key]; ok { // the same file twice in one request
 				todo = append(todo, want{key: key, at: len(items) - 1, same: first})

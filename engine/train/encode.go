@@ -113,6 +113,10 @@ func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string
 	default:
 		return row, "", false, errors.New("no known format: want {\"messages\"}, {\"prompt\", \"completion\"}, {\"text\"} or {\"input_ids\", \"prompt_len\"}")
 	}
+	var long *promptTooLong
+	if errors.As(err, &long) {
+		return row, long.note(), false, nil
+	}
 	if err != nil {
 		return row, "", false, err
 	}

@@ -135,16 +135,35 @@ func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs, read: e.ReadMedia}
+	// Context: the processor measures the media from their headers and
+	// probes first and refuses a prompt that cannot be under MaxLen
+	// before decoding any of them.
+	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs, read: e.ReadMedia, opts: gemma4.PrepareOptions{Context: e.maxLen()}}
 	if rec.EnableThinking != nil {
 		src.opts.EnableThinking = *rec.EnableThinking
 	}
 	prep, err := src.prepare(ctx)
+	var long *gemma4.ContextError
+	if errors.As(err, &long) {
+		return nil, nil, nil, &promptTooLong{long}
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	src.n = len(prep.IDs)
 	return src, prep.IDs, prep.Blocks, nil
+}
+
+// promptTooLong is a media row whose prompt cannot be under MaxLen: the
+// row is skipped with a note, as a text row whose prompt alone is too long.
+type promptTooLong struct{ *gemma4.ContextError }
+
+func (e *promptTooLong) note() string {
+	if e.AtLeast {
+		return fmt.Sprintf("the prompt with its media is at least %d tokens (measured before decoding), not under --max-seq-len %d: row skipped",
+			e.Prompt, e.Context)
+	}
+	return fmt.Sprintf("the prompt with its media is %d tokens, not under --max-seq-len %d: row skipped", e.Prompt, e.Context)
 }
 
 // promptMessages turns template messages and their media files (in

@@ -29,16 +29,18 @@ import (
 // data order; the model is one per width) and keeps the rate with the
 // fewest median steps. Cut to fit 2 shared cores: 2 layers (sliding,
 // full), a 512-word vocabulary, 10-token rows, rank 8, batch 4, at most
-// studyCap steps, validation (8 rows) every 3; from width 1024 SFT only
-// and one rate per ratio. The task: a prompt of 4 random words and a key
-// (one of 8) whose answer is the key's fixed 3 words and <turn|>.
-// Set PERCH_STUDY=1 (PERCH_STUDY_WIDTHS=64,256 for fewer); it writes the
-// table to build/width-study.md. Widths 64 and 256 take 16 minutes on 2
-// shared cores, a width-1536 run 4-10 minutes (PERCH_STUDY_RATIOS=16,4
-// and PERCH_STUDY_SEEDS=1 run a part).
+// studyCap steps, validation (8 rows) every 3; from width 1024 a two-rate
+// grid (studyLRs). The task: a prompt of 4 random words and a key (one of
+// 8) whose answer is the key's fixed 3 words and <turn|>.
+// Set PERCH_STUDY=1; PERCH_STUDY_WIDTHS=64,256, PERCH_STUDY_METHODS=sft,
+// PERCH_STUDY_RATIOS=16,4 and PERCH_STUDY_SEEDS=1 run a part, and
+// PERCH_STUDY_OUT names the table's file (default build/width-study.md),
+// so that parts can run side by side. Widths 64 and 256 take 16 minutes
+// on 2 shared cores; a 21-step width-1536 SFT run takes 12-17 s on a
+// quiet core (the step counts do not depend on load: run it niced).
 func BenchmarkWidthStudy(b *testing.B) {
 	if os.Getenv("PERCH_STUDY") == "" {
-		b.Skip("width study: set PERCH_STUDY=1 to run it (widths 64 and 256: 16 minutes on 2 cores; a width-1536 run: 4-10 minutes)")
+		b.Skip("width study: set PERCH_STUDY=1 to run it (widths 64 and 256: 16 minutes on 2 cores; a width-1536 SFT run: 12-17 s on a quiet core)")
 	}
 	widths := []int{64, 256, 1536, 1024} // the widest first of the two slow ones
 	if s := os.Getenv("PERCH_STUDY_WIDTHS"); s != "" {
@@ -52,6 +54,9 @@ func BenchmarkWidthStudy(b *testing.B) {
 		}
 	}
 	out := filepath.Join("..", "..", "build", "width-study.md")
+	if s := os.Getenv("PERCH_STUDY_OUT"); s != "" {
+		out = s // two parts running side by side
+	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -63,15 +68,26 @@ func BenchmarkWidthStudy(b *testing.B) {
 		}
 		studySeeds = n
 	}
+	if s := os.Getenv("PERCH_STUDY_VAL_EVERY"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("PERCH_STUDY_VAL_EVERY %q", s)
+		}
+		studyValEvery = n
+	}
+	if s := os.Getenv("PERCH_STUDY_DPO_TARGET"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) {
+			b.Fatalf("PERCH_STUDY_DPO_TARGET %q", s)
+		}
+		studyDPOTarget = v
+	}
 	if studyRan {
 		return // the study is one measurement: make bench's 3x calls it again
 	}
 	studyRan = true
 	for _, w := range widths {
-		for _, method := range []Method{SFT, DPO} {
-			if method == DPO && w >= 1024 {
-				continue // cut: DPO costs 2.5 SFT steps; SFT only from width 1024
-			}
+		for _, method := range studyMethods(b) {
 			for _, ratio := range envFloats(b, "PERCH_STUDY_RATIOS", []float64{1, 4, 16}) {
 				line := studyCell(b, w, method, ratio)
 				b.Log(line)
@@ -85,18 +101,23 @@ func BenchmarkWidthStudy(b *testing.B) {
 }
 
 const (
-	studyCap       = 30 // steps; a run that misses the target counts as studyCap+1
-	studyValEvery  = 3
+	studyCap       = 30   // steps; a run that misses the target counts as studyCap+1
 	studyTargetSFT = 1.0  // validation loss, nats per answer token
 	studyTargetDPO = 0.35 // validation DPO loss (ln 2 = 0.69 at the start)
 )
 
+// studyValEvery (steps) and studyDPOTarget are 3 and studyTargetDPO unless
+// PERCH_STUDY_VAL_EVERY and PERCH_STUDY_DPO_TARGET say otherwise (DPO
+// reaches 0.35 in 6-9 steps at every width from 256: a stricter target,
+// validated every step, tells the ratios apart).
+var studyValEvery, studyDPOTarget = 3, studyTargetDPO
+
 // studyLRs is the grid for a ratio: LoRA+ moves lora_b ratio times faster,
-// so its grid sits lower.
-// From width 1024 the grid is its lowest rate only (2 shared cores: a
-// width-1536 run takes 4-10 minutes): the middle one, best for every
-// ratio at widths 64 and 256, diverged at width 1536 (plain LoRA at 1e-3:
-// validation 3.6-8.2 after 30 steps).
+// so its grid sits lower. From width 1024 it is the two lower rates (2
+// shared cores): the top one diverged at width 1536 in a first run (plain
+// LoRA at 1e-3 SFT: validation 3.6-8.2 after 30 steps), and the rate
+// below the grid missed the target there (plain 1e-4, ratio 4 at 3e-5:
+// validation 2.2-5.5 after 30 steps).
 func studyLRs(width int, ratio float64) []float64 {
 	grid := []float64{3e-4, 1e-3, 3e-3}
 	switch ratio {
@@ -106,9 +127,30 @@ func studyLRs(width int, ratio float64) []float64 {
 		grid = []float64{3e-5, 1e-4, 3e-4}
 	}
 	if width >= 1024 {
-		grid = grid[:1]
+		grid = grid[:2]
+	}
+	if n, err := strconv.Atoi(os.Getenv("PERCH_STUDY_RATES")); err == nil && n >= 1 && n < len(grid) {
+		grid = grid[:n] // the lowest n (a part: the best rates at widths 1024 and 1536 are the lowest)
 	}
 	return grid
+}
+
+// studyMethods are SFT and DPO, or those PERCH_STUDY_METHODS names.
+func studyMethods(b *testing.B) []Method {
+	s := os.Getenv("PERCH_STUDY_METHODS")
+	if s == "" {
+		return []Method{SFT, DPO}
+	}
+	var out []Method
+	for _, f := range strings.Split(s, ",") {
+		switch m := Method(f); m {
+		case SFT, DPO:
+			out = append(out, m)
+		default:
+			b.Fatalf("PERCH_STUDY_METHODS: %q is not sft or dpo", f)
+		}
+	}
+	return out
 }
 
 var studyRan bool
@@ -184,7 +226,7 @@ func studyRun(b *testing.B, be tensor.Backend, m *gemma4.Model, method Method, r
 	defer tr.Close()
 	target := studyTargetSFT
 	if method == DPO {
-		target = studyTargetDPO
+		target = studyDPOTarget
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	order := rng.Perm(len(train))

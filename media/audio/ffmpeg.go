@@ -8,6 +8,28 @@ import (
 	"perch/media/internal/ffmpeg"
 )
 
+// ProbeFFmpeg is the first audio track's duration in seconds as ffprobe
+// reads it from the container (0 if the container does not say).
+func ProbeFFmpeg(ctx context.Context, data []byte) (float64, error) {
+	in, err := ffmpeg.NewInput(data)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	probe, err := ffmpeg.ProbeInput(ctx, in)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", in.Format, err)
+	}
+	st := probe.FirstStream("audio")
+	if st == nil {
+		return 0, ErrNoAudio
+	}
+	if d := ffmpeg.Seconds(st.Duration); d > 0 {
+		return d, nil
+	}
+	return ffmpeg.Seconds(probe.Format.Duration), nil
+}
+
 // DecodeFFmpeg is the ffmpeg decoder (also the macOS fallback for containers
 // AVFoundation cannot open, such as WebM and Ogg).
 func DecodeFFmpeg(ctx context.Context, data []byte, maxSeconds float64) (*PCM, float64, error) {

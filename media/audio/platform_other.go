@@ -12,3 +12,8 @@ type platformDecoder struct{}
 func (platformDecoder) Decode(ctx context.Context, data []byte, maxSeconds float64) (*PCM, float64, error) {
 	return DecodeFFmpeg(ctx, data, maxSeconds)
 }
+
+// Duration runs ffprobe only.
+func (platformDecoder) Duration(ctx context.Context, data []byte) (float64, error) {
+	return ProbeFFmpeg(ctx, data)
+}

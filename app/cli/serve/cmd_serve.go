@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"perch/app/cli"
+	"perch/app/desktop"
 	"perch/app/engines"
+	"perch/app/history"
 	"perch/app/hub"
 	"perch/app/server"
 	"perch/engine"
@@ -30,7 +32,7 @@ func init() {
 
 type serveFlags struct {
 	addr, model, apiKey, backend string
-	adapter                      string
+	adapter, library             string
 	queue, contextLen            int
 	force, quiet, int8Prefill    bool
 	origins                      stringList
@@ -51,7 +53,8 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("PERCH_API_KEY"), "require Authorization: Bearer KEY (default $PERCH_API_KEY)")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
 	fs.BoolVar(&f.int8Prefill, "int8-prefill", false, "Go backend: prefill 4-bit weights against int8 activations (faster, less exact; off by default)")
-	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder to every request (Perch's or mlx-lm's)")
+	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder to every request (Perch's or mlx-lm's); served as <model>+<folder name>")
+	fs.StringVar(&f.library, "library", desktop.DefaultDataDir(), "also offer the Teach library's adapters for this model, as <model>+<name> (the app's data folder; \"\" for none)")
 	fs.IntVar(&f.queue, "queue", 8, "requests that may wait while one runs; more get HTTP 429 at once")
 	fs.IntVar(&f.contextLen, "context", 0, "context length in tokens (default: the model's, at most 32768)")
 	fs.BoolVar(&f.force, "force", false, "load even if the fit check says the model does not fit in memory")
@@ -113,7 +116,8 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 		return nil, err
 	}
 	info := e.Info()
-	id := modelID(f.model, dir)
+	base := modelID(f.model, dir)
+	id := base
 	if f.adapter != "" { // every request runs with it: the served model is the pair, as the app's local API names it
 		id += "+" + filepath.Base(filepath.Clean(f.adapter))
 	}
@@ -123,8 +127,9 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	}
 	srv := server.New(server.Options{
 		Engine: e, APIKey: f.apiKey, AllowedOrigins: f.origins, Logf: logf, Lookup: f.lookup,
-		Model: server.ModelInfo{ID: id, Created: time.Now(), Vision: info.Vision, Audio: info.Audio,
+		Model: server.ModelInfo{ID: id, Base: base, Created: time.Now(), Vision: info.Vision, Audio: info.Audio,
 			Video: info.Video, ContextLength: info.ContextLength},
+		Adapters: f.libraryAdapters(base, dir),
 	})
 	addr, err := srv.Start(f.addr)
 	if err != nil {
@@ -132,6 +137,28 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 		return nil, err
 	}
 	return &serving{srv: srv, eng: e, addr: addr, id: id}, nil
+}
+
+// libraryAdapters offers the Teach library's adapters made for the model
+// (named by its id or its folder), read at each request as the app's
+// local API does; nil without --library.
+func (f *serveFlags) libraryAdapters(base, dir string) func() ([]server.AdapterModel, string) {
+	if f.library == "" {
+		return nil
+	}
+	return func() ([]server.AdapterModel, string) {
+		store, err := history.OpenLibrary(f.library)
+		if err != nil {
+			return nil, ""
+		}
+		defer store.Close()
+		list, _ := server.Library(store, base, "")
+		if dir != base {
+			more, _ := server.Library(store, dir, "")
+			list = append(list, more...)
+		}
+		return list, ""
+	}
 }
 
 // fitContext is the context the fit check assumes: --context, else the

@@ -5,26 +5,31 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"perch/app/history"
 )
 
-// TestServeListsAdapter: perch serve --adapter DIR offers the model as
-// "<base>+<adapter folder name>" in /v1/models, as the app's local API does.
 // loraTiny is the fixture adapter of the tiny model.
 const loraTiny = "../../../testdata/goldens/lora-tiny"
 
-func TestServeListsAdapter(t *testing.T) {
+// serveModels starts perch serve with args and returns its /v1/models ids
+// and the server (closed at the test's end).
+func serveModels(t *testing.T, args ...string) ([]string, *serving) {
+	t.Helper()
 	var logs bytes.Buffer
-	f, err := parseServe([]string{"--addr", "127.0.0.1:0", "--model", e2eModel, "--backend", "go", "--quiet", "--adapter", loraTiny}, &logs)
+	f, err := parseServe(append([]string{"--addr", "127.0.0.1:0", "--model", e2eModel, "--backend", "go", "--quiet"}, args...), &logs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := startServe(f, &logs)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, logs.String())
 	}
-	defer s.close()
+	t.Cleanup(s.close)
 	resp, err := http.Get("http://" + s.addr.String() + "/v1/models")
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +43,84 @@ func TestServeListsAdapter(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Data) != 1 || list.Data[0].ID != "text-tiny+lora-tiny" {
-		t.Errorf("/v1/models lists %+v", list.Data)
+	var ids []string
+	for _, d := range list.Data {
+		ids = append(ids, d.ID)
+	}
+	return ids, s
+}
+
+// TestServeListsAdapter: perch serve --adapter DIR offers the model as
+// "<base>+<adapter folder name>" in /v1/models, as the app's local API does.
+func TestServeListsAdapter(t *testing.T) {
+	ids, _ := serveModels(t, "--adapter", loraTiny, "--library", "")
+	if !slices.Equal(ids, []string{"text-tiny+lora-tiny"}) {
+		t.Errorf("/v1/models lists %q", ids)
+	}
+}
+
+// greedy asks s for a short greedy answer as model and returns the
+// answer's text and the model it was answered as.
+func greedy(t *testing.T, s *serving, model string) (text, as string) {
+	t.Helper()
+	body := `{"model": "` + model + `", "temperature": 0, "max_tokens": 12, "messages": [{"role": "user", "content": "Which bird sings?"}]}`
+	resp, err := http.Post("http://"+s.addr.String()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || len(out.Choices) != 1 {
+		t.Fatalf("%s: status %d, %+v, %v", model, resp.StatusCode, out, err)
+	}
+	return out.Choices[0].Message.Content, out.Model
+}
+
+// TestServeOffersLibrary: perch serve offers the Teach library's adapters
+// made for its model as "<base>+<name>" (adapters of other models are not
+// offered), and a request naming one answers with that adapter: as
+// --adapter with the same folder does, unlike the base model.
+func TestServeOffersLibrary(t *testing.T) {
+	lib := t.TempDir()
+	store, _, err := history.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.Abs(loraTiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []history.Adapter{{Name: "my-style", Dir: dir, Base: "text-tiny"}, {Name: "other", Dir: dir, Base: "mlx-community/other"}} {
+		if err := store.PutAdapter(&a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+
+	ids, s := serveModels(t, "--library", lib)
+	if !slices.Equal(ids, []string{"text-tiny", "text-tiny+my-style"}) {
+		t.Fatalf("/v1/models lists %q", ids)
+	}
+	withLib, as := greedy(t, s, "text-tiny+my-style")
+	if as != "text-tiny+my-style" {
+		t.Errorf("answered as %q", as)
+	}
+	plain, _ := greedy(t, s, "text-tiny")
+
+	ids, pinned := serveModels(t, "--adapter", loraTiny, "--library", lib)
+	if !slices.Equal(ids, []string{"text-tiny+lora-tiny", "text-tiny+my-style"}) {
+		t.Fatalf("with --adapter, /v1/models lists %q", ids)
+	}
+	withFlag, _ := greedy(t, pinned, "text-tiny+lora-tiny")
+	if withLib != withFlag || withLib == plain {
+		t.Fatalf("library adapter %q, --adapter %q, base %q: want the first two equal and unlike the base", withLib, withFlag, plain)
 	}
 }
 

@@ -19,16 +19,20 @@ func runTrainFuse(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("train fuse", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "base model folder or Hugging Face repo (REPO[@REV]) in the local cache")
-	adapter := fs.String("adapter", "", "adapter folder (Perch's or mlx-lm's)")
-	out := fs.String("out", "", "new model folder to write (must not exist)")
+	adapter := fs.String("adapter", "adapters", "adapter folder (Perch's or mlx-lm's)")
+	out := fs.String("out", "fused_model", "new model folder to write (must not exist)")
 	backend := fs.String("backend", engine.BackendAuto, "auto, mlx or go (runs the probe prompt)")
 	dense := fs.Bool("dequantize", false, "write fused quantized projections dense (exact, larger) instead of requantizing them")
+	// mlx_lm.fuse's names (its defaults too: adapters, fused_model).
+	fs.StringVar(adapter, "adapter-path", "adapters", "mlx_lm.fuse's name for --adapter")
+	fs.StringVar(out, "save-path", "fused_model", "mlx_lm.fuse's name for --out")
+	fs.BoolVar(dense, "de-quantize", false, "mlx_lm.fuse's name for --dequantize")
 	words, err := cli.ParseFlags(fs, args)
 	if err == flag.ErrHelp {
 		return 0
 	}
 	if err == nil && (len(words) > 0 || *adapter == "" || *out == "") {
-		err = errors.New("usage: perch train fuse --adapter DIR --out DIR [--model M] [--dequantize]")
+		err = errors.New("usage: perch train fuse [--adapter DIR] [--out DIR] [--model M] [--dequantize] (defaults: adapters, fused_model)")
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "perch train fuse:", err)

@@ -174,3 +174,51 @@ func TestResumeAdapterFileAndTrainMode(t *testing.T) {
 		t.Errorf("--method and --train-mode disagreeing: %s", out)
 	}
 }
+
+// TestMLXGenerateAndFuseCommands: LORA.md's generate and fuse commands,
+// with perch ask for mlx_lm.generate and perch train fuse for mlx_lm.fuse
+// (whose defaults, ./adapters into ./fused_model, are Perch's too).
+func TestMLXGenerateAndFuseCommands(t *testing.T) {
+	model, err := filepath.Abs(tinyModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := filepath.Abs(loraTiny) // an adapter that changes the greedy answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	t.Chdir(work)
+	data := mlxData(t, false)
+	mlxRun(t, false, "--model", model, "--train", "--data", data, "--iters", "4")
+	// mlx_lm.generate --model <path_to_model> --adapter-path <path_to_adapters> --prompt "<your_model_prompt>"
+	// answers as perch ask with Perch's names does, and unlike the base.
+	tokens := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		if code := runAsk(append([]string{"--model", model, "--max-tokens", "4", "--json"}, args...), &out, &errOut); code != 0 {
+			t.Fatalf("ask %q: exit %d: %s", args, code, errOut.String())
+		}
+		var lines []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, `"type":"token"`) {
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	mlx := tokens("--adapter-path", golden, "--prompt", "Which bird sings?", "--temp", "0")
+	perch := tokens("--adapter", golden, "--temperature", "0", "Which", "bird", "sings?")
+	if base := tokens("--temperature", "0", "Which bird sings?"); mlx == "" || mlx != perch || mlx == base {
+		t.Fatalf("mlx_lm.generate's names answered\n%s\nPerch's\n%s\nthe base\n%s", mlx, perch, base)
+	}
+	var out, errOut bytes.Buffer
+	// mlx_lm.fuse --model <path_to_model>
+	if code := runTrainFuse([]string{"--model", model}, &out, &errOut); code != 0 {
+		t.Fatalf("fuse: exit %d: %s", code, errOut.String())
+	}
+	for _, f := range []string{"model.safetensors", "config.json", "tokenizer.json"} {
+		if _, err := os.Stat(filepath.Join(work, "fused_model", f)); err != nil {
+			t.Errorf("fused_model: %v (%s)", err, out.String())
+		}
+	}
+}
