@@ -11,7 +11,16 @@ import (
 // has the saver write them while training goes on: the checkpoint folder,
 // then its event line, then metrics.json lists it, then the top of the
 // adapter folder is replaced by it. A save that fails records nothing.
+// One checkpoint is written at a time: the next waits for the last, so a
+// failed save stops the run before a later checkpoint is made, however
+// slow the disk.
 func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
+	if r.saving != nil {
+		<-r.saving
+		if err := r.sv.failed(); err != nil {
+			return err
+		}
+	}
 	name := CheckpointName(step, val, hasVal)
 	rel := filepath.Join("checkpoints", name)
 	ev := Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)}
@@ -25,7 +34,10 @@ func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint at step %d: %w", step, err)
 	}
+	done := make(chan struct{})
+	r.saving = done
 	r.sv.do("checkpoint "+rel, func() error {
+		defer close(done)
 		if err := r.sv.checkpoint(pt, name); err != nil {
 			return err
 		}

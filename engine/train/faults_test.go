@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"perch/engine/gocpu"
 	"perch/engine/lora"
@@ -36,6 +37,7 @@ func TestDiskFullDuringCheckpoint(t *testing.T) {
 			return s.Save(d)
 		}
 		os.WriteFile(filepath.Join(d, lora.WeightsFile), []byte("torn"), 0o644) // what got written before the disk filled
+		time.Sleep(300 * time.Millisecond)                                      // a slow disk: training has gone past the next checkpoint's step
 		return &os.PathError{Op: "write", Path: filepath.Join(d, lora.WeightsFile), Err: syscall.ENOSPC}
 	}}
 	_, err := realRun(t, dir, full)

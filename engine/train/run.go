@@ -150,6 +150,7 @@ type runner struct {
 
 	metricsMu sync.Mutex // the saver records checkpoints as their saves complete
 	metrics   Metrics
+	saving    chan struct{} // closed when the last checkpoint queued is written or has failed
 
 	start       int      // steps done before this process (a continued run)
 	dealt       batchPos // the batcher after the last batch stepped (it deals one ahead)
