@@ -40,7 +40,13 @@ type ToolChats interface {
 }
 
 // ToolInfo is one tool a server offers.
-type ToolInfo struct{ Name, Description string }
+type ToolInfo struct {
+	Name, Description string
+	// Unchecked, when set, says why the tool's argument schema cannot be
+	// enforced while the model writes a call: the tool is offered without
+	// that constraint (and left out where a call is required).
+	Unchecked string
+}
 
 // ToolServerInfo is one server on Settings → Tools.
 type ToolServerInfo struct {

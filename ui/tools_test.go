@@ -264,7 +264,8 @@ func labelsUnder(o fyne.CanvasObject) []string {
 func TestToolsPage(t *testing.T) {
 	ft := &fakeTools{servers: []ToolServerInfo{
 		{Name: "notes", Setup: "npx -y @modelcontextprotocol/server-filesystem /home/me/Notes", Enabled: true, State: "ready",
-			Tools: []ToolInfo{{"read_text_file", "Read a file as text"}, {"list_directory", "List a folder"}}, Always: []string{"list_directory"}},
+			Tools: []ToolInfo{{"read_text_file", "Read a file as text", ""}, {"list_directory", "List a folder", ""},
+				{"search", "Search the notes", `"uniqueItems" is not supported`}}, Always: []string{"list_directory"}},
 		{Name: "weather", Setup: "weather-mcp --units metric", Enabled: true, State: "failed",
 			Err: "the server exited before it answered (exit status 3)", Stderr: "no configuration file found, giving up"},
 	}}
@@ -275,7 +276,7 @@ func TestToolsPage(t *testing.T) {
 		t.Fatalf("page %q", mw.page)
 	}
 	all := strings.Join(labelsUnder(mw.tools.list), "\n")
-	for _, want := range []string{"Ready · 2 tools", "Failed", "the server exited before it answered (exit status 3)",
+	for _, want := range []string{"Ready · 3 tools", "Failed", `search  Search the notes  · arguments not checked: "uniqueItems" is not supported`, "the server exited before it answered (exit status 3)",
 		"no configuration file found, giving up", "read_text_file  Read a file as text", "Always allowed: list_directory"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("%q not shown in:\n%s", want, all)

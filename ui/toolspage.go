@@ -111,7 +111,11 @@ func (v *toolsView) serverCard(s ToolServerInfo) fyne.CanvasObject {
 		var segs []widget.RichTextSegment
 		for _, t := range s.Tools {
 			segs = append(segs, &widget.TextSegment{Text: t.Name, Style: widget.RichTextStyle{Inline: true, TextStyle: fyne.TextStyle{Monospace: true}}},
-				&widget.TextSegment{Text: "  " + oneLine(t.Description), Style: widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder}})
+				&widget.TextSegment{Text: "  " + oneLine(t.Description), Style: widget.RichTextStyle{Inline: t.Unchecked != "", ColorName: theme.ColorNamePlaceHolder}})
+			if t.Unchecked != "" {
+				segs = append(segs, &widget.TextSegment{Text: "  · arguments not checked: " + oneLine(t.Unchecked),
+					Style: widget.RichTextStyle{ColorName: theme.ColorNameWarning}})
+			}
 		}
 		l := widget.NewRichText(segs...)
 		l.Wrapping = fyne.TextWrapWord

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"perch/app/mcphost"
+	"perch/engine/grammar"
 	"perch/internal/durable"
 	"perch/ui"
 )
@@ -227,7 +228,11 @@ func (s *Set) List() []ui.ToolServerInfo {
 			st := srv.Status()
 			info.State, info.Err, info.Stderr = string(st.State), st.Err, st.Stderr
 			for _, t := range st.Tools {
-				info.Tools = append(info.Tools, ui.ToolInfo{Name: t.Name, Description: t.Description})
+				ti := ui.ToolInfo{Name: t.Name, Description: t.Description}
+				if _, err := grammar.Compile(t.InputSchema); err != nil {
+					ti.Unchecked = err.Error() // as toolloop.Offer finds it
+				}
+				info.Tools = append(info.Tools, ti)
 			}
 		}
 		out = append(out, info)

@@ -66,6 +66,15 @@ func TestServersAddCheckDisableReopen(t *testing.T) {
 		list[1].Err == "" || !strings.Contains(list[1].Stderr, "no configuration file found") {
 		t.Fatalf("list %+v", list)
 	}
+	// A tool whose schema the grammar cannot enforce is marked with the
+	// reason; the others are not.
+	marks := map[string]string{}
+	for _, ti := range list[0].Tools {
+		marks[ti.Name] = ti.Unchecked
+	}
+	if marks["echo"] != "" || !strings.Contains(marks["half"], "multipleOf") {
+		t.Fatalf("unchecked marks %q", marks)
+	}
 	if err := s.Approvals().Allow("notes", "echo"); err != nil {
 		t.Fatal(err)
 	}
