@@ -52,7 +52,7 @@ bench: deps tokenizer-cache
 # (GODEBUG turns the faster ones off), side by side: a set that loses to a lower one
 # shows on any machine that has it. The default is the last set TestKernelSets names.
 bench-kernel-sets:
-	@seen=; for dbg in "" cpu.avx512f=off; do \
+	@seen=; for dbg in "" cpu.avx512vnni=off cpu.avx512f=off; do \
 	  set=$$(GODEBUG=$$dbg $(GO) test -count=1 -v -run '^TestKernelSets$$' ./engine/gocpu | sed -n 's/.*fast path default: \([a-z0-9]*\).*/\1/p' | head -1); \
 	  case " $$seen " in *" $$set "*) continue;; esac; seen="$$seen $$set"; \
 	  echo "== kernel set $$set (GODEBUG=$$dbg)"; \

@@ -3,7 +3,8 @@
 # BenchmarkEngine/e2b-shaped-4bit, in one run: 1 and 2 threads, then 2
 # threads with one other busy process. This script builds nothing: pass a
 # llama-bench built elsewhere and GGUF files of random weights with the
-# E2B-shaped text model's shapes (Q4_0, and optionally Q4_K).
+# E2B-shaped text model's shapes (Q4_0, and optionally Q4_K): README.md
+# beside this script says how to write one (randgguf) and gives a measured table.
 #
 #   bench/llamacpp/compare.sh LLAMA_BENCH MODEL_Q4_0.gguf [MODEL_Q4_K.gguf]
 #

@@ -62,7 +62,7 @@ func (b *Backend) Name() string {
 }
 
 // Kernels names the inner loops b runs: "plain" (the reference kernels) or
-// the fast path's set for this CPU ("avx512", "avx2", or "go" without
+// the fast path's set for this CPU ("avx512vnni", "avx512", "avx2", or "go" without
 // assembly), so that tests can say which path they checked.
 func (b *Backend) Kernels() string {
 	if b.opt.Plain {

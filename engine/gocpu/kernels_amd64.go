@@ -21,6 +21,9 @@ func archKernelSets() []kernelSet {
 		sets = append(sets, avx2Kernels)
 		if hasAVX512() {
 			sets = append(sets, avx512Kernels)
+			if cpu.X86.HasAVX512VNNI {
+				sets = append(sets, avx512VNNIKernels)
+			}
 		}
 	}
 	return sets
@@ -40,6 +43,9 @@ func missingKernelSets() map[string]string {
 	}
 	if !hasAVX512() {
 		m["avx512"] = "this CPU lacks AVX-512 F/BW/VL (or GODEBUG turned them off)"
+	}
+	if !hasAVX512() || !cpu.X86.HasAVX512VNNI {
+		m["avx512vnni"] = "this CPU lacks AVX-512 F/BW/VL with VNNI (or GODEBUG turned them off)"
 	}
 	return m
 }

@@ -12,6 +12,15 @@ var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: 
 	deq8: deq8AVX2, gemm: gemm512, dot: dotAVX2, exp: expAVX2,
 	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2, q4i8: q4i8AVX2}
 
+// avx512VNNIKernels is the AVX-512 set with the integer prefill's products
+// summed by VPDPBUSD (kernels_int_vnni_amd64.s); its results are the
+// AVX-512 set's bit for bit.
+var avx512VNNIKernels = func() kernelSet {
+	k := avx512Kernels
+	k.name, k.q4i8 = "avx512vnni", q4i8VNNI
+	return k
+}()
+
 //go:noescape
 func q4dot512G(w *uint32, s, b, xp, xs, y *float32, n, groups, bpg int)
 
