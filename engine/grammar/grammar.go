@@ -3,9 +3,10 @@
 // and a Constraint gives the mask of tokens allowed next, advanced one
 // token at a time.
 //
-// Output is compact JSON (no whitespace at all) with properties in the
-// schema's order, additional properties after the declared ones. Gemma-4
-// tool calls (toolcall.go) use the same grammar in the model's own syntax.
+// Output is compact JSON (no whitespace at all); an object's properties
+// come in any order (object.go). Gemma-4 tool calls (toolcall.go) use the
+// same grammar in the model's own syntax, arguments in the template's
+// sorted order.
 // Design notes (after llguidance and XGrammar, no code taken): the matcher
 // keeps a set of immutable stacks so a mask tries each token from one
 // state; the vocabulary is a byte trie walked once per mask, pruned at the
@@ -54,13 +55,13 @@ func (g *Grammar) finish(root *node, nodes []*node) error {
 	for _, n := range nodes {
 		g.prepare(n)
 	}
-	markProductive(nodes)
+	markLive(nodes)
 	for _, n := range nodes {
 		if n.enum {
 			g.enumValues(n)
 		}
 	}
-	markProductive(nodes)
+	markLive(nodes)
 	if !root.productive {
 		return &CompileError{Msg: "no finite JSON value matches the schema (a contradiction, or a recursive $ref with no base case)"}
 	}
@@ -83,6 +84,19 @@ func (g *Grammar) prepare(n *node) {
 		p.bareKey = append([]byte(p.name), ':')
 		if p.name == "" {
 			p.bareKey = nil
+		}
+	}
+	if !g.tool {
+		prepareAnyOrder(n)
+	}
+}
+
+// markLive runs markProductive and records it where objects need it.
+func markLive(nodes []*node) {
+	markProductive(nodes)
+	for _, n := range nodes {
+		if n.any != nil {
+			n.any.setLive(n)
 		}
 	}
 }

@@ -21,8 +21,8 @@ func TestValidateSchemas(t *testing.T) {
 		bad    []string
 	}{
 		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false}`,
-			[]string{`{"a":1}`, `{"a":-12,"b":"x"}`, `{"a":0,"b":""}`},
-			[]string{`{}`, `{"b":"x"}`, `{"a":1.5}`, `{"a":01}`, `{"a":1,"c":2}`, `{"b":"x","a":1}`, `{ "a":1}`, `{"a":1,}`}},
+			[]string{`{"a":1}`, `{"a":-12,"b":"x"}`, `{"a":0,"b":""}`, `{"b":"x","a":1}`},
+			[]string{`{}`, `{"b":"x"}`, `{"a":1.5}`, `{"a":01}`, `{"a":1,"c":2}`, `{ "a":1}`, `{"a":1,}`, `{"a":1,"a":1}`, `{"b":"x","a":1,"b":"y"}`}},
 		{`{"type":"string","minLength":2,"maxLength":3}`,
 			[]string{`"ab"`, `"abc"`, `"é\u00e9"`, `"\ud83d\ude00a"`},
 			[]string{`"a"`, `"abcd"`, `"\ud83d"`, "\"a\x01\""}},

@@ -42,6 +42,9 @@ func (m *matcher) stepString(s *stack, f frame, c byte, out []*stack) []*stack {
 	case f.aux == sPlain:
 		switch {
 		case c == '"':
+			if f.key && f.n.any != nil && f.aux == sPlain {
+				return m.keyClosed(s.up, f.n, f.n.any.declared(f.n.names, f.i), out)
+			}
 			if m.stringDone(f) {
 				out = append(out, s.up)
 			}
