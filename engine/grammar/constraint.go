@@ -1,6 +1,9 @@
 package grammar
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // maxStates bounds the readings kept open at one point; past it the rest
 // are dropped, which can only refuse more, never accept what is invalid.
@@ -215,7 +218,7 @@ func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
 		return set
 	}
 	set := make([]uint64, (size+63)/64)
-	walkPlain(&sl.plain, 0, re, st, 0, 0, set)
+	walkPlain(&sl.plain, &sl.below, 0, re, st, 0, 0, -1, set)
 	if g.plainCache == nil {
 		g.plainCache = map[dfaState][]uint64{}
 	}
@@ -226,16 +229,30 @@ func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
 }
 
 // walkPlain follows the trie from node with the DFA at st; cp and need are
-// a character's bits so far and its continuation bytes still to come.
-func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []uint64) {
+// a character's bits so far and its continuation bytes still to come, to
+// the state the character leads to when every character it may still
+// become leads there (-1: not known yet). A lead byte whose characters the
+// regex cannot take prunes its whole subtree.
+//
+// Where every byte below node loops the DFA back to st, the subtree's
+// tokens are all taken without walking it.
+func walkPlain(t *trie, sum *subtrees, node int32, re *dfa, st int32, cp rune, need int, to int32, set []uint64) {
 	if need == 0 {
-		for _, id := range t.toks[t.tokAt[node]:t.tokAt[node+1]] {
+		end := t.tokAt[node+1]
+		if l, below := re.loop(st), &sum.ascii[node]; below[0]&^l.ascii[0] == 0 && below[1]&^l.ascii[1] == 0 &&
+			sum.leads[node]&^l.leads == 0 {
+			end = sum.toksEnd[node]
+		}
+		for _, id := range t.toks[t.tokAt[node]:end] {
 			set[id>>6] |= 1 << (id & 63)
+		}
+		if end != t.tokAt[node+1] {
+			return
 		}
 	}
 	for e := t.first[node]; e < t.first[node+1]; e++ {
 		b := t.label[e]
-		nst, ncp, nneed := st, cp, need
+		nst, ncp, nneed, nto := st, cp, need, to
 		switch {
 		case need > 0:
 			ncp, nneed = cp<<6|rune(b&0x3F), need-1
@@ -248,11 +265,26 @@ func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []
 		default:
 			ncp, nneed = rune(b&0x1F), 1
 		}
-		if nneed == 0 {
+		switch {
+		case nneed == 0 && nto >= 0:
+			nst, nto = nto, -1
+		case nneed == 0:
 			if nst = re.next(st, ncp); nst == 0 {
 				continue
 			}
+		case nto < 0:
+			k := uint(nneed) * 6
+			lo, hi := ncp<<k, min(ncp<<k|(1<<k-1), utf8.MaxRune)
+			if need == 0 {
+				lo = max(lo, [4]rune{0, 0x80, 0x800, 0x10000}[nneed])
+			}
+			var same bool
+			if nto, same = re.uniform(st, lo, hi); same && nto == 0 {
+				continue
+			} else if !same {
+				nto = -1
+			}
 		}
-		walkPlain(t, t.to[e], re, nst, ncp, nneed, set)
+		walkPlain(t, sum, t.to[e], re, nst, ncp, nneed, nto, set)
 	}
 }
