@@ -43,6 +43,13 @@ func TestValidateSchemas(t *testing.T) {
 		{`{"type":"object","properties":{"a":{}},"maxProperties":1}`, []string{`{"a":1}`, `{"b":1}`}, []string{`{"a":1,"b":2}`}},
 		{`{"const":"x"}`, []string{`"x"`}, []string{`"y"`}},
 		{`{"type":["string","null"]}`, []string{`null`, `"a"`}, []string{`1`}},
+		// draft 7: $ref stands alone; later drafts: the keywords beside it apply too
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/s","maxLength":1}}}`,
+			[]string{`{"a":"abc"}`, `{"a":"x"}`}, []string{`{"a":1}`}},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/s","maxLength":1}}}`,
+			[]string{`{"a":"x"}`}, []string{`{"a":"abc"}`, `{"a":1}`}},
+		{`{"definitions":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/s","maxLength":1}}}`,
+			[]string{`{"a":"x"}`}, []string{`{"a":"abc"}`}},
 	}
 	for _, tc := range cases {
 		g := mustCompile(t, tc.schema)

@@ -46,6 +46,7 @@ var unsupported = map[string]bool{
 
 type compiler struct {
 	root     any
+	refAlone bool // drafts 3 to 7: a $ref's sibling keywords are ignored
 	refs     map[string]*node
 	bare     map[string]bool // $refs followed since the last structural step
 	nodes    []*node
@@ -62,6 +63,7 @@ func compileSchema(data []byte) (*node, []*node, error) {
 		return nil, nil, &CompileError{Msg: "not valid JSON: " + err.Error()}
 	}
 	c := &compiler{root: v, refs: map[string]*node{}, bare: map[string]bool{}, deadline: time.Now().Add(MaxCompileTime)}
+	c.refAlone = legacyDraft(v)
 	n, err := c.compile(v, "#")
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +112,27 @@ func (c *compiler) structural(v any, path string) (*node, error) {
 	return n, err
 }
 
+// legacyDraft reports whether the root's $schema names draft 3, 4, 6 or
+// 7, where $ref stands alone: the keywords beside it are ignored.
+func legacyDraft(root any) bool {
+	o, ok := root.(*object)
+	if !ok {
+		return false
+	}
+	v, _ := o.get("$schema")
+	id, _ := v.(string)
+	for _, d := range []string{"draft-03/", "draft-04/", "draft-06/", "draft-07/"} {
+		if strings.Contains(id, "json-schema.org/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *compiler) compileObject(s *object, path string) (*node, error) {
+	if ref, ok := s.get("$ref"); ok && c.refAlone {
+		return c.ref(ref, path)
+	}
 	n, err := c.newNode(path)
 	if err != nil {
 		return nil, err
