@@ -14,7 +14,11 @@
 package grammar
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -116,12 +120,13 @@ func (g *Grammar) enumValues(n *node) {
 			}
 			continue
 		}
-		lit := g.literal(nil, v)
-		if g.accepts(&check, lit) {
-			if n.lits == nil {
-				n.lits = newLitTrie()
+		for _, lit := range g.spellings(v) {
+			if g.accepts(&check, lit) {
+				if n.lits == nil {
+					n.lits = newLitTrie()
+				}
+				n.lits.add(lit)
 			}
-			n.lits.add(lit)
 		}
 	}
 	if strs != nil {
@@ -137,6 +142,31 @@ func (g *Grammar) enumValues(n *node) {
 			n.enumRe = newDFA(re)
 		}
 	}
+}
+
+// spellings are the ways an enum value is written: as given, and an
+// integral number also as an integer and with ".0" (2.0 and 2 are the same
+// JSON Schema value).
+func (g *Grammar) spellings(v any) [][]byte {
+	out := [][]byte{g.literal(nil, v)}
+	num, ok := v.(json.Number)
+	if !ok {
+		return out
+	}
+	f, err := num.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		return out
+	}
+	whole := strconv.FormatInt(int64(f), 10)
+	if f == 0 && strings.HasPrefix(string(num), "-") {
+		whole = "-0"
+	}
+	for _, s := range []string{whole, whole + ".0"} {
+		if s != string(num) {
+			out = append(out, []byte(s))
+		}
+	}
+	return out
 }
 
 // literal writes v in the grammar's syntax.

@@ -42,6 +42,7 @@ func TestValidateSchemas(t *testing.T) {
 		{`{"type":"object","maxProperties":0}`, []string{`{}`}, []string{`{"k":"v"}`}},
 		{`{"type":"object","properties":{"a":{}},"maxProperties":1}`, []string{`{"a":1}`, `{"b":1}`}, []string{`{"a":1,"b":2}`}},
 		{`{"const":"x"}`, []string{`"x"`}, []string{`"y"`}},
+		{`{"enum":[2.0,-3,1.5]}`, []string{`2.0`, `2`, `-3`, `-3.0`, `1.5`}, []string{`2.5`, `3`, `1`, `20`, `-30`}},
 		{`{"type":["string","null"]}`, []string{`null`, `"a"`}, []string{`1`}},
 		// draft 7: $ref stands alone; later drafts: the keywords beside it apply too
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/s","maxLength":1}}}`,
