@@ -314,15 +314,67 @@ func count(v any) (int, bool) {
 	return int(min(f, 1<<30)), true
 }
 
-// disjoint reports whether no value can match two of the schemas: their
-// types do not overlap, or each is an enum/const of distinct values.
+// disjoint reports whether no value can match two of the schemas: for
+// each pair, their types do not overlap, or both are objects only told
+// apart by a discriminator (below).
 func disjoint(subs []*node) bool {
-	var seen typeSet
-	for _, s := range subs {
-		if s.anyOf != nil || s.enum || s.types&seen != 0 {
+	for i, a := range subs {
+		if a.anyOf != nil || a.enum {
 			return false
 		}
-		seen |= s.types
+		for _, b := range subs[:i] {
+			switch a.types & b.types {
+			case 0:
+			case tObj:
+				if !discriminated(a, b) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
 	}
 	return true
+}
+
+// discriminated reports whether a and b both require a property whose
+// values are strings from two enums (or consts) with none in common.
+func discriminated(a, b *node) bool {
+	for _, pa := range a.props {
+		i := propIndex(b.props, pa.name)
+		if i < 0 || !pa.required || !b.props[i].required {
+			continue
+		}
+		va, okA := stringEnum(pa.n)
+		vb, okB := stringEnum(b.props[i].n)
+		if !okA || !okB {
+			continue
+		}
+		common := false
+		for s := range va {
+			if vb[s] {
+				common = true
+			}
+		}
+		if !common {
+			return true
+		}
+	}
+	return false
+}
+
+// stringEnum is the values of an enum or const of strings only.
+func stringEnum(n *node) (map[string]bool, bool) {
+	if n == nil || !n.done || !n.enum || n.anyOf != nil {
+		return nil, false
+	}
+	set := map[string]bool{}
+	for _, v := range n.enumVals {
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		set[s] = true
+	}
+	return set, true
 }
