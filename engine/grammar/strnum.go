@@ -397,6 +397,18 @@ func exponent(f frame) int {
 	return int(f.i)
 }
 
+// digitsLead reports whether e can be written starting with the digits
+// of prefix (0: only zeros so far, which any exponent may follow).
+func digitsLead(prefix, e int) bool {
+	if prefix == 0 {
+		return true
+	}
+	for e > prefix {
+		e /= 10
+	}
+	return e == prefix
+}
+
 // scaled is mant·10^e10, rounded once (|e10| <= 22).
 func scaled(mant uint64, e10 int) float64 {
 	if e10 >= 0 {
@@ -437,18 +449,24 @@ func feasible(f frame) bool {
 	case nMinus:
 		return check(0, math.Inf(1), false)
 	case nExp, nExpSign, nExpDigits:
-		// the exponents still reachable, widened to what the limit allows
-		lo, hi := -maxExp10, maxExp10
-		switch {
-		case f.st == nExpDigits && f.i >= 10:
-			lo, hi = exponent(f), exponent(f)
-		case f.aux&expNeg != 0:
-			hi = -int(f.i)
-		case f.st != nExp:
-			lo = int(f.i)
+		// the value is fixed but for the exponent: try each one the digits
+		// so far can still become, within the limit
+		for e := 0; e <= maxExp10+int(f.cp); e++ {
+			if f.st == nExpDigits && !digitsLead(int(f.i), e) {
+				continue
+			}
+			for _, sign := range []int{1, -1} {
+				if (sign < 0) != (f.aux&expNeg != 0) && f.st != nExp {
+					continue
+				}
+				if e10 := sign*e - int(f.cp); e10 >= -maxExp10 && e10 <= maxExp10 {
+					if v := scaled(f.mant, e10); check(v, v, true) {
+						return true
+					}
+				}
+			}
 		}
-		lo, hi = max(lo-int(f.cp), -maxExp10), min(hi-int(f.cp), maxExp10)
-		return lo <= hi && check(scaled(f.mant, lo), scaled(f.mant, hi), true)
+		return false
 	case nZero:
 		if frac {
 			return check(0, 1, false)
