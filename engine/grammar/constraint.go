@@ -20,7 +20,25 @@ type Constraint struct {
 	mask   []uint64
 	strs   []*stack // Mask's readings inside strings
 	others []*stack
+	// rest holds, per string reading (restKey), the tokens of the slicer's
+	// rest trie it takes: while a string runs on, that set stays the same.
+	rest    map[restKey][]int32
+	scratch []uint64
 }
+
+// restKey is what a string reading with no regex takes from the rest trie
+// depends on: the stack below it (immutable, so its pointer), its node,
+// and its progress where the node counts characters or it is a key.
+type restKey struct {
+	up  *stack
+	n   *node
+	key bool
+	i   int32
+	cnt int32
+	aux int32
+}
+
+const maxRestCache = 64
 
 // NewConstraint starts a generation; stops are the ids that may end it
 // once the value is complete (EOS, end of turn; for tool calls the
@@ -34,6 +52,7 @@ func NewConstraint(g *Grammar, v *Vocab, stops []int32) *Constraint {
 
 // Reset goes back to the start.
 func (c *Constraint) Reset() {
+	c.rest = nil
 	if c.g.calls != nil {
 		phase := pOpen
 		if c.g.calls.text {
@@ -96,7 +115,9 @@ func (c *Constraint) Mask() []uint64 {
 			}
 		}
 	}
-	if len(strs) > 0 {
+	if len(strs) == 1 && strs[0].f.re == nil {
+		c.restTokens(sl, strs[0])
+	} else if len(strs) > 0 {
 		c.walk(&sl.rest, 0, strs, 0)
 	}
 	if len(others) > 0 {
@@ -113,6 +134,39 @@ func (c *Constraint) Mask() []uint64 {
 		}
 	}
 	return c.mask
+}
+
+// restTokens adds the rest-trie tokens string reading s takes, walked
+// once per restKey.
+func (c *Constraint) restTokens(sl *slicer, s *stack) {
+	f := &s.f
+	key := restKey{up: s.up, n: f.n, key: f.key, i: f.i, aux: f.aux}
+	if !f.key && (f.n.minLen > 0 || f.n.maxLen >= 0) {
+		key.cnt = f.cnt
+	}
+	ids, ok := c.rest[key]
+	if !ok {
+		saved := c.mask
+		if c.scratch == nil {
+			c.scratch = make([]uint64, len(c.mask))
+		}
+		clear(c.scratch)
+		c.mask = c.scratch
+		c.walk(&sl.rest, 0, []*stack{s}, 0)
+		c.mask = saved
+		for _, id := range sl.rest.toks {
+			if c.scratch[id>>6]&(1<<(id&63)) != 0 {
+				ids = append(ids, id)
+			}
+		}
+		if c.rest == nil || len(c.rest) >= maxRestCache {
+			c.rest = map[restKey][]int32{}
+		}
+		c.rest[key] = ids
+	}
+	for _, id := range ids {
+		c.mask[id>>6] |= 1 << (id & 63)
+	}
 }
 
 // Allowed reports whether id is in the last Mask.
