@@ -10,7 +10,11 @@
 // Design notes (after llguidance and XGrammar, no code taken): the matcher
 // keeps a set of immutable stacks so a mask tries each token from one
 // state; the vocabulary is a byte trie walked once per mask, pruned at the
-// first byte no stack takes; regexes run as lazily built DFAs.
+// first byte no stack takes; regexes run as lazily built DFAs. Inside a
+// string, plain tokens come from precomputed bitsets (per remaining length,
+// and per regex DFA state, computed once by a walk pruned by UTF-8 lead
+// byte and cut short where the state loops), and the few other tokens are
+// walked once per reading and kept (constraint.go).
 package grammar
 
 import (
