@@ -1,6 +1,9 @@
 package grammar
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // maxStates bounds the readings kept open at one point; past it the rest
 // are dropped, which can only refuse more, never accept what is invalid.
@@ -17,7 +20,25 @@ type Constraint struct {
 	mask   []uint64
 	strs   []*stack // Mask's readings inside strings
 	others []*stack
+	// rest holds, per string reading (restKey), the tokens of the slicer's
+	// rest trie it takes: while a string runs on, that set stays the same.
+	rest    map[restKey][]int32
+	scratch []uint64
 }
+
+// restKey is what a string reading with no regex takes from the rest trie
+// depends on: the stack below it (immutable, so its pointer), its node,
+// and its progress where the node counts characters or it is a key.
+type restKey struct {
+	up  *stack
+	n   *node
+	key bool
+	i   int32
+	cnt int32
+	aux int32
+}
+
+const maxRestCache = 64
 
 // NewConstraint starts a generation; stops are the ids that may end it
 // once the value is complete (EOS, end of turn; for tool calls the
@@ -31,6 +52,7 @@ func NewConstraint(g *Grammar, v *Vocab, stops []int32) *Constraint {
 
 // Reset goes back to the start.
 func (c *Constraint) Reset() {
+	c.rest = nil
 	if c.g.calls != nil {
 		phase := pOpen
 		if c.g.calls.text {
@@ -93,7 +115,9 @@ func (c *Constraint) Mask() []uint64 {
 			}
 		}
 	}
-	if len(strs) > 0 {
+	if len(strs) == 1 && strs[0].f.re == nil {
+		c.restTokens(sl, strs[0])
+	} else if len(strs) > 0 {
 		c.walk(&sl.rest, 0, strs, 0)
 	}
 	if len(others) > 0 {
@@ -110,6 +134,39 @@ func (c *Constraint) Mask() []uint64 {
 		}
 	}
 	return c.mask
+}
+
+// restTokens adds the rest-trie tokens string reading s takes, walked
+// once per restKey.
+func (c *Constraint) restTokens(sl *slicer, s *stack) {
+	f := &s.f
+	key := restKey{up: s.up, n: f.n, key: f.key, i: f.i, aux: f.aux}
+	if !f.key && (f.n.minLen > 0 || f.n.maxLen >= 0) {
+		key.cnt = f.cnt
+	}
+	ids, ok := c.rest[key]
+	if !ok {
+		saved := c.mask
+		if c.scratch == nil {
+			c.scratch = make([]uint64, len(c.mask))
+		}
+		clear(c.scratch)
+		c.mask = c.scratch
+		c.walk(&sl.rest, 0, []*stack{s}, 0)
+		c.mask = saved
+		for _, id := range sl.rest.toks {
+			if c.scratch[id>>6]&(1<<(id&63)) != 0 {
+				ids = append(ids, id)
+			}
+		}
+		if c.rest == nil || len(c.rest) >= maxRestCache {
+			c.rest = map[restKey][]int32{}
+		}
+		c.rest[key] = ids
+	}
+	for _, id := range ids {
+		c.mask[id>>6] |= 1 << (id & 63)
+	}
 }
 
 // Allowed reports whether id is in the last Mask.
@@ -215,7 +272,7 @@ func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
 		return set
 	}
 	set := make([]uint64, (size+63)/64)
-	walkPlain(&sl.plain, 0, re, st, 0, 0, set)
+	walkPlain(&sl.plain, &sl.below, 0, re, st, 0, 0, -1, set)
 	if g.plainCache == nil {
 		g.plainCache = map[dfaState][]uint64{}
 	}
@@ -226,16 +283,30 @@ func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
 }
 
 // walkPlain follows the trie from node with the DFA at st; cp and need are
-// a character's bits so far and its continuation bytes still to come.
-func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []uint64) {
+// a character's bits so far and its continuation bytes still to come, to
+// the state the character leads to when every character it may still
+// become leads there (-1: not known yet). A lead byte whose characters the
+// regex cannot take prunes its whole subtree.
+//
+// Where every byte below node loops the DFA back to st, the subtree's
+// tokens are all taken without walking it.
+func walkPlain(t *trie, sum *subtrees, node int32, re *dfa, st int32, cp rune, need int, to int32, set []uint64) {
 	if need == 0 {
-		for _, id := range t.toks[t.tokAt[node]:t.tokAt[node+1]] {
+		end := t.tokAt[node+1]
+		if l, below := re.loop(st), &sum.ascii[node]; below[0]&^l.ascii[0] == 0 && below[1]&^l.ascii[1] == 0 &&
+			sum.leads[node]&^l.leads == 0 {
+			end = sum.toksEnd[node]
+		}
+		for _, id := range t.toks[t.tokAt[node]:end] {
 			set[id>>6] |= 1 << (id & 63)
+		}
+		if end != t.tokAt[node+1] {
+			return
 		}
 	}
 	for e := t.first[node]; e < t.first[node+1]; e++ {
 		b := t.label[e]
-		nst, ncp, nneed := st, cp, need
+		nst, ncp, nneed, nto := st, cp, need, to
 		switch {
 		case need > 0:
 			ncp, nneed = cp<<6|rune(b&0x3F), need-1
@@ -248,11 +319,26 @@ func walkPlain(t *trie, node int32, re *dfa, st int32, cp rune, need int, set []
 		default:
 			ncp, nneed = rune(b&0x1F), 1
 		}
-		if nneed == 0 {
+		switch {
+		case nneed == 0 && nto >= 0:
+			nst, nto = nto, -1
+		case nneed == 0:
 			if nst = re.next(st, ncp); nst == 0 {
 				continue
 			}
+		case nto < 0:
+			k := uint(nneed) * 6
+			lo, hi := ncp<<k, min(ncp<<k|(1<<k-1), utf8.MaxRune)
+			if need == 0 {
+				lo = max(lo, [4]rune{0, 0x80, 0x800, 0x10000}[nneed])
+			}
+			var same bool
+			if nto, same = re.uniform(st, lo, hi); same && nto == 0 {
+				continue
+			} else if !same {
+				nto = -1
+			}
 		}
-		walkPlain(t, t.to[e], re, nst, ncp, nneed, set)
+		walkPlain(t, sum, t.to[e], re, nst, ncp, nneed, nto, set)
 	}
 }

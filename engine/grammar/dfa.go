@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"slices"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -19,6 +20,15 @@ type dstate struct {
 	match bool
 	ascii [128]int32 // next state for ASCII runes; 0 unknown (dead is stored as -1)
 	other map[rune]int32
+	loops *selfLoop // built on first use
+}
+
+// selfLoop is the characters that lead from a state back to itself: ASCII
+// as a bitset, the others by UTF-8 lead byte (bit b-0xC0: every character
+// starting with b does).
+type selfLoop struct {
+	ascii [2]uint64
+	leads uint64
 }
 
 // maxDFAStates bounds one regex's cache; a string that needs more is
@@ -158,4 +168,78 @@ func (d *dfa) canTake(s int32, lo, hi rune) bool {
 		}
 	}
 	return false
+}
+
+// uniform reports whether every character in [lo, hi] (surrogates left
+// out: no valid UTF-8 holds one) leads from s to the same state, and which
+// (0: none is taken).
+func (d *dfa) uniform(s int32, lo, hi rune) (int32, bool) {
+	if s <= 0 {
+		return 0, true
+	}
+	parts := [][2]rune{{lo, min(hi, 0xD7FF)}, {max(lo, 0xE000), hi}}
+	size := rune(0)
+	for _, p := range parts {
+		size += max(0, p[1]-p[0]+1)
+	}
+	if size == 0 {
+		return 0, true
+	}
+	taken := false
+	for _, i := range d.states[s].set {
+		in := &d.n.insts[i]
+		if in.op != opRange {
+			continue
+		}
+		covered := rune(0)
+		for j := 0; j < len(in.ranges); j += 2 {
+			for _, p := range parts {
+				covered += max(0, min(in.ranges[j+1], p[1])-max(in.ranges[j], p[0])+1)
+			}
+		}
+		switch covered {
+		case 0:
+		case size:
+			taken = true
+		default:
+			return 0, false // the instruction splits the characters
+		}
+	}
+	if !taken {
+		return 0, true
+	}
+	first := lo
+	if first >= 0xD800 && first <= 0xDFFF {
+		first = 0xE000
+	}
+	return d.next(s, first), true
+}
+
+// loop is the self-loop summary of state s.
+func (d *dfa) loop(s int32) *selfLoop {
+	if l := d.states[s].loops; l != nil {
+		return l
+	}
+	l := &selfLoop{}
+	for r := rune(0); r < 128; r++ {
+		if d.next(s, r) == s {
+			l.ascii[r>>6] |= 1 << (r & 63)
+		}
+	}
+	for b := 0xC2; b <= 0xF4; b++ {
+		k := 6
+		lo := rune(b&0x1F) << 6
+		switch {
+		case b >= 0xF0:
+			k, lo = 18, max(rune(b&0x07)<<18, 0x10000)
+		case b >= 0xE0:
+			k, lo = 12, max(rune(b&0x0F)<<12, 0x800)
+		}
+		hi := min(lo|(1<<k-1), utf8.MaxRune)
+		if to, same := d.uniform(s, lo, hi); same && to == s {
+			l.leads |= 1 << (b - 0xC0)
+		}
+	}
+	d.states[s].loops = l
+	return l
 }

@@ -3,17 +3,26 @@
 // and a Constraint gives the mask of tokens allowed next, advanced one
 // token at a time.
 //
-// Output is compact JSON (no whitespace at all) with properties in the
-// schema's order, additional properties after the declared ones. Gemma-4
-// tool calls (toolcall.go) use the same grammar in the model's own syntax.
+// Output is compact JSON (no whitespace at all); an object's properties
+// come in any order (object.go). Gemma-4 tool calls (toolcall.go) use the
+// same grammar in the model's own syntax, arguments in the template's
+// sorted order.
 // Design notes (after llguidance and XGrammar, no code taken): the matcher
 // keeps a set of immutable stacks so a mask tries each token from one
 // state; the vocabulary is a byte trie walked once per mask, pruned at the
-// first byte no stack takes; regexes run as lazily built DFAs.
+// first byte no stack takes; regexes run as lazily built DFAs. Inside a
+// string, plain tokens come from precomputed bitsets (per remaining length,
+// and per regex DFA state, computed once by a walk pruned by UTF-8 lead
+// byte and cut short where the state loops), and the few other tokens are
+// walked once per reading and kept (constraint.go).
 package grammar
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -54,13 +63,13 @@ func (g *Grammar) finish(root *node, nodes []*node) error {
 	for _, n := range nodes {
 		g.prepare(n)
 	}
-	markProductive(nodes)
+	markLive(nodes)
 	for _, n := range nodes {
 		if n.enum {
 			g.enumValues(n)
 		}
 	}
-	markProductive(nodes)
+	markLive(nodes)
 	if !root.productive {
 		return &CompileError{Msg: "no finite JSON value matches the schema (a contradiction, or a recursive $ref with no base case)"}
 	}
@@ -85,6 +94,19 @@ func (g *Grammar) prepare(n *node) {
 			p.bareKey = nil
 		}
 	}
+	if !g.tool {
+		prepareAnyOrder(n)
+	}
+}
+
+// markLive runs markProductive and records it where objects need it.
+func markLive(nodes []*node) {
+	markProductive(nodes)
+	for _, n := range nodes {
+		if n.any != nil {
+			n.any.setLive(n)
+		}
+	}
 }
 
 // enumValues keeps the enum's values that the node's other keywords allow
@@ -102,12 +124,13 @@ func (g *Grammar) enumValues(n *node) {
 			}
 			continue
 		}
-		lit := g.literal(nil, v)
-		if g.accepts(&check, lit) {
-			if n.lits == nil {
-				n.lits = newLitTrie()
+		for _, lit := range g.spellings(v) {
+			if g.accepts(&check, lit) {
+				if n.lits == nil {
+					n.lits = newLitTrie()
+				}
+				n.lits.add(lit)
 			}
-			n.lits.add(lit)
 		}
 	}
 	if strs != nil {
@@ -123,6 +146,31 @@ func (g *Grammar) enumValues(n *node) {
 			n.enumRe = newDFA(re)
 		}
 	}
+}
+
+// spellings are the ways an enum value is written: as given, and an
+// integral number also as an integer and with ".0" (2.0 and 2 are the same
+// JSON Schema value).
+func (g *Grammar) spellings(v any) [][]byte {
+	out := [][]byte{g.literal(nil, v)}
+	num, ok := v.(json.Number)
+	if !ok {
+		return out
+	}
+	f, err := num.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		return out
+	}
+	whole := strconv.FormatInt(int64(f), 10)
+	if f == 0 && strings.HasPrefix(string(num), "-") {
+		whole = "-0"
+	}
+	for _, s := range []string{whole, whole + ".0"} {
+		if s != string(num) {
+			out = append(out, []byte(s))
+		}
+	}
+	return out
 }
 
 // literal writes v in the grammar's syntax.

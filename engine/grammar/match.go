@@ -18,6 +18,7 @@ const (
 	fObj                // inside an object
 	fArr                // inside an array
 	fCalls              // Gemma-4 tool calls (toolcall.go)
+	fKey                // a declared property's key, through n.any.keys (object.go)
 )
 
 // Object and array phases.
@@ -34,12 +35,12 @@ type frame struct {
 	n     *node
 	bs    []byte // fBytes
 	re    *dfa   // fStr
-	i     int32  // fObj: next property; fBytes: position; fLit: trie node; fStr: names node
+	i     int32  // fObj: next property; fBytes: position; fLit, fKey: trie node; fStr: names node
 	cnt   int32  // members, items, code points, digits
 	st    int32  // fStr: DFA state (0: none); fNum: phase
 	aux   int32  // fStr: escape/UTF-8 progress
 	cp    rune   // fStr: code point being read; fNum: fraction digits
-	mant  uint64 // fNum: the digits so far
+	mant  uint64 // fNum: the digits so far; fObj (any order): the properties seen
 }
 
 type stack struct {
@@ -112,7 +113,12 @@ func (m *matcher) step(s *stack, c byte, out []*stack) []*stack {
 	case fNum:
 		return m.stepNumber(s.up, f, c, out)
 	case fObj:
+		if f.n.any != nil {
+			return m.stepObjectAny(s, f, c, out)
+		}
 		return m.stepObject(s, f, c, out)
+	case fKey:
+		return m.stepKey(s, f, c, out)
 	case fArr:
 		return m.stepArray(s, f, c, out)
 	case fCalls:

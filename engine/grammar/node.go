@@ -43,6 +43,7 @@ type node struct {
 	names              *litTrie // every property name, to keep additional keys apart
 	addl               *node    // nil: no other properties
 	minProps, maxProps int
+	any                *anyOrder // JSON objects of at most 64 properties: keys in any order
 
 	done       bool // compiled (a $ref target still in progress is not)
 	productive bool // some finite value matches

@@ -151,7 +151,8 @@ func toStrings(b [][]byte) []string {
 
 var sampleSchemas = []string{
 	`{"type":"object","properties":{"name":{"type":"string","maxLength":12},"age":{"type":"integer","minimum":0,"maximum":150},"tags":{"type":"array","items":{"enum":["a","b","c"]},"maxItems":3}},"required":["name","age"],"additionalProperties":false}`,
-	`{"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Z]{2}-\\d{3}$"},"when":{"type":"string","format":"date"},"score":{"type":"number","exclusiveMinimum":0,"maximum":1}},"required":["id","when","score"]}`,
+	`{"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Z]{2}-\\d{3}$"},"when":{"type":"string","format":"date"},"score":{"type":"number","exclusiveMinimum":0,"maximum":1}},"required":["id","when","score"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"on":{"type":"boolean"},"n":{"type":"integer"}},"required":["n"],"maxProperties":3}`,
 	`{"anyOf":[{"type":"boolean"},{"type":"array","items":{"type":["integer","null"]},"minItems":1,"maxItems":4}]}`,
 	`{"$defs":{"t":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/t"},"maxItems":2}},"required":["v"],"additionalProperties":false}},"$ref":"#/$defs/t"}`,
 	`{"type":"string","minLength":3}`,

@@ -46,6 +46,7 @@ var unsupported = map[string]bool{
 
 type compiler struct {
 	root     any
+	refAlone bool // drafts 3 to 7: a $ref's sibling keywords are ignored
 	refs     map[string]*node
 	bare     map[string]bool // $refs followed since the last structural step
 	nodes    []*node
@@ -62,6 +63,7 @@ func compileSchema(data []byte) (*node, []*node, error) {
 		return nil, nil, &CompileError{Msg: "not valid JSON: " + err.Error()}
 	}
 	c := &compiler{root: v, refs: map[string]*node{}, bare: map[string]bool{}, deadline: time.Now().Add(MaxCompileTime)}
+	c.refAlone = legacyDraft(v)
 	n, err := c.compile(v, "#")
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +112,27 @@ func (c *compiler) structural(v any, path string) (*node, error) {
 	return n, err
 }
 
+// legacyDraft reports whether the root's $schema names draft 3, 4, 6 or
+// 7, where $ref stands alone: the keywords beside it are ignored.
+func legacyDraft(root any) bool {
+	o, ok := root.(*object)
+	if !ok {
+		return false
+	}
+	v, _ := o.get("$schema")
+	id, _ := v.(string)
+	for _, d := range []string{"draft-03/", "draft-04/", "draft-06/", "draft-07/"} {
+		if strings.Contains(id, "json-schema.org/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *compiler) compileObject(s *object, path string) (*node, error) {
+	if ref, ok := s.get("$ref"); ok && c.refAlone {
+		return c.ref(ref, path)
+	}
 	n, err := c.newNode(path)
 	if err != nil {
 		return nil, err
@@ -292,15 +314,67 @@ func count(v any) (int, bool) {
 	return int(min(f, 1<<30)), true
 }
 
-// disjoint reports whether no value can match two of the schemas: their
-// types do not overlap, or each is an enum/const of distinct values.
+// disjoint reports whether no value can match two of the schemas: for
+// each pair, their types do not overlap, or both are objects only told
+// apart by a discriminator (below).
 func disjoint(subs []*node) bool {
-	var seen typeSet
-	for _, s := range subs {
-		if s.anyOf != nil || s.enum || s.types&seen != 0 {
+	for i, a := range subs {
+		if a.anyOf != nil || a.enum {
 			return false
 		}
-		seen |= s.types
+		for _, b := range subs[:i] {
+			switch a.types & b.types {
+			case 0:
+			case tObj:
+				if !discriminated(a, b) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
 	}
 	return true
+}
+
+// discriminated reports whether a and b both require a property whose
+// values are strings from two enums (or consts) with none in common.
+func discriminated(a, b *node) bool {
+	for _, pa := range a.props {
+		i := propIndex(b.props, pa.name)
+		if i < 0 || !pa.required || !b.props[i].required {
+			continue
+		}
+		va, okA := stringEnum(pa.n)
+		vb, okB := stringEnum(b.props[i].n)
+		if !okA || !okB {
+			continue
+		}
+		common := false
+		for s := range va {
+			if vb[s] {
+				common = true
+			}
+		}
+		if !common {
+			return true
+		}
+	}
+	return false
+}
+
+// stringEnum is the values of an enum or const of strings only.
+func stringEnum(n *node) (map[string]bool, bool) {
+	if n == nil || !n.done || !n.enum || n.anyOf != nil {
+		return nil, false
+	}
+	set := map[string]bool{}
+	for _, v := range n.enumVals {
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		set[s] = true
+	}
+	return set, true
 }

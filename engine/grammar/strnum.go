@@ -42,6 +42,9 @@ func (m *matcher) stepString(s *stack, f frame, c byte, out []*stack) []*stack {
 	case f.aux == sPlain:
 		switch {
 		case c == '"':
+			if f.key && f.n.any != nil && f.aux == sPlain {
+				return m.keyClosed(s.up, f.n, f.n.any.declared(f.n.names, f.i), out)
+			}
 			if m.stringDone(f) {
 				out = append(out, s.up)
 			}
@@ -324,7 +327,7 @@ func advanceNumber(f frame, c byte) (frame, bool) {
 		case c == '.' && frac:
 			f.st = nDot
 			return f, true
-		case (c == 'e' || c == 'E') && frac && !bounded:
+		case (c == 'e' || c == 'E') && frac:
 			f.st = nExp
 			return f, true
 		}
@@ -334,19 +337,30 @@ func advanceNumber(f frame, c byte) (frame, bool) {
 			f.st = nFrac
 			f.cp++
 			return f, addDigit()
-		case (c == 'e' || c == 'E') && f.st == nFrac && !bounded:
+		case (c == 'e' || c == 'E') && f.st == nFrac:
 			f.st = nExp
 			return f, true
 		}
 	case nExp:
 		if c == '+' || c == '-' {
 			f.st = nExpSign
+			if c == '-' {
+				f.aux |= expNeg
+			}
 			return f, true
 		}
 		fallthrough
 	case nExpSign, nExpDigits:
 		if digit {
 			f.st = nExpDigits
+			if bounded {
+				// the exponent is kept: |exponent - fraction digits| stays
+				// within 22, where the value is computed exactly rounded
+				f.i = f.i*10 + int32(c-'0')
+				if e10 := exponent(f) - int(f.cp); e10 > maxExp10 || e10 < -maxExp10 {
+					return f, false
+				}
+			}
 			return f, true
 		}
 	}
@@ -363,11 +377,44 @@ func numberDone(f frame) bool {
 	if !n.hasMin && !n.hasMax {
 		return true
 	}
-	v := float64(f.mant) / math.Pow10(int(f.cp))
-	if f.aux == 1 {
+	v := scaled(f.mant, exponent(f)-int(f.cp))
+	if f.aux&1 != 0 {
 		v = -v
 	}
 	return inBounds(n, v, true, v, true)
+}
+
+// Number flags (frame.aux) and the exponent (frame.i) of a bounded number.
+const (
+	expNeg   = 2  // the exponent is negative
+	maxExp10 = 22 // 10^22 is the largest power of ten a float64 holds exactly
+)
+
+func exponent(f frame) int {
+	if f.aux&expNeg != 0 {
+		return -int(f.i)
+	}
+	return int(f.i)
+}
+
+// digitsLead reports whether e can be written starting with the digits
+// of prefix (0: only zeros so far, which any exponent may follow).
+func digitsLead(prefix, e int) bool {
+	if prefix == 0 {
+		return true
+	}
+	for e > prefix {
+		e /= 10
+	}
+	return e == prefix
+}
+
+// scaled is mant·10^e10, rounded once (|e10| <= 22).
+func scaled(mant uint64, e10 int) float64 {
+	if e10 >= 0 {
+		return float64(mant) * math.Pow10(e10)
+	}
+	return float64(mant) / math.Pow10(-e10)
 }
 
 // feasible reports whether the number begun in f can still end in bounds.
@@ -376,7 +423,7 @@ func feasible(f frame) bool {
 	if !n.hasMin && !n.hasMax {
 		return true
 	}
-	neg := f.aux == 1
+	neg := f.aux&1 != 0
 	// magnitudes reachable: [lo, hi) (hi inclusive when hiInc)
 	check := func(lo float64, hi float64, hiInc bool) bool {
 		if neg {
@@ -387,9 +434,39 @@ func feasible(f frame) bool {
 	frac := n.types&tFrac != 0
 	scale := math.Pow10(int(f.cp))
 	v := float64(f.mant) / scale
+	if frac && f.mant == 0 && f.cnt < maxBoundedDigits && (f.st == nZero || f.st == nDot || f.st == nFrac) {
+		return check(0, math.Inf(1), false) // 0.0…0d…e±j: any magnitude
+	}
+	if frac && f.mant > 0 && (f.st == nInt || f.st == nDot || f.st == nFrac) {
+		// more digits and an exponent make it [mant, mant+1)·10^j
+		for j := -maxExp10; j <= maxExp10; j++ {
+			if check(scaled(f.mant, j), scaled(f.mant+1, j), false) {
+				return true
+			}
+		}
+	}
 	switch f.st {
 	case nMinus:
 		return check(0, math.Inf(1), false)
+	case nExp, nExpSign, nExpDigits:
+		// the value is fixed but for the exponent: try each one the digits
+		// so far can still become, within the limit
+		for e := 0; e <= maxExp10+int(f.cp); e++ {
+			if f.st == nExpDigits && !digitsLead(int(f.i), e) {
+				continue
+			}
+			for _, sign := range []int{1, -1} {
+				if (sign < 0) != (f.aux&expNeg != 0) && f.st != nExp {
+					continue
+				}
+				if e10 := sign*e - int(f.cp); e10 >= -maxExp10 && e10 <= maxExp10 {
+					if v := scaled(f.mant, e10); check(v, v, true) {
+						return true
+					}
+				}
+			}
+		}
+		return false
 	case nZero:
 		if frac {
 			return check(0, 1, false)

@@ -35,6 +35,38 @@ type slicer struct {
 	upTo  [][]uint64 // k → plain tokens of at most k characters
 	rest  trie
 	plain trie // the plain tokens, for regexes (plainFor)
+	below subtrees
+}
+
+// subtrees summarises each node of a trie's subtree: the ASCII bytes and
+// the UTF-8 lead bytes (bit b-0xC0) on its edges, and where its tokens end
+// in toks (a subtree's tokens are contiguous: nodes are numbered depth
+// first).
+type subtrees struct {
+	ascii   [][2]uint64
+	leads   []uint64
+	toksEnd []int32
+}
+
+func summarize(t *trie) subtrees {
+	nodes := len(t.first) - 1
+	s := subtrees{ascii: make([][2]uint64, nodes), leads: make([]uint64, nodes), toksEnd: make([]int32, nodes)}
+	for n := nodes - 1; n >= 0; n-- {
+		s.toksEnd[n] = t.tokAt[n+1]
+		for e := t.first[n]; e < t.first[n+1]; e++ {
+			ch, b := t.to[e], t.label[e]
+			if b < 0x80 {
+				s.ascii[n][b>>6] |= 1 << (b & 63)
+			} else if b >= 0xC0 {
+				s.leads[n] |= 1 << (b - 0xC0)
+			}
+			s.ascii[n][0] |= s.ascii[ch][0]
+			s.ascii[n][1] |= s.ascii[ch][1]
+			s.leads[n] |= s.leads[ch]
+			s.toksEnd[n] = max(s.toksEnd[n], s.toksEnd[ch])
+		}
+	}
+	return s
 }
 
 // TokenSource is what a Vocab is built from (engine/tokenizer's Tokenizer).
@@ -102,6 +134,7 @@ func NewVocab(src TokenSource) *Vocab {
 	v.all = build(all)
 	v.json = slicer{upTo: cumulative(runesJSON, n), rest: build(restJSON), plain: build(plainJSON)}
 	v.tool = slicer{upTo: cumulative(runesTool, n), rest: build(restTool), plain: build(plainTool)}
+	v.json.below, v.tool.below = summarize(&v.json.plain), summarize(&v.tool.plain)
 	return v
 }
 
