@@ -406,6 +406,22 @@ func (b *Backend) Where(cond, x, y tensor.Tensor) tensor.Tensor {
 	}
 	fx, fy := asFloats(tx), asFloats(ty)
 	r := newF(xy...)
+	// Each operand whole or a single value (a grammar's mask over the
+	// vocabulary against -inf): index k itself, without the walk.
+	if sc, ok := flatStep(tc, n); ok {
+		if sx, ok := flatStep(tx, n); ok {
+			if sy, ok := flatStep(ty, n); ok {
+				for k := range r.f {
+					if tc.b[k*sc] {
+						r.f[k] = fx[k*sx]
+					} else {
+						r.f[k] = fy[k*sy]
+					}
+				}
+				return r
+			}
+		}
+	}
 	pick(func(k, ic, ix, iy int) {
 		if tc.b[ic] {
 			r.f[k] = fx[ix]
@@ -414,6 +430,19 @@ func (b *Backend) Where(cond, x, y tensor.Tensor) tensor.Tensor {
 		}
 	})
 	return r
+}
+
+// flatStep is how an operand's index follows the output's flat index k
+// when it broadcasts to n elements: 1 when it holds all n (its dimensions
+// are then the output's, in order), 0 when it holds one value.
+func flatStep(t *T, n int) (int, bool) {
+	switch numel(t.shape) {
+	case n:
+		return 1, true
+	case 1:
+		return 0, true
+	}
+	return 0, false
 }
 
 func (b *Backend) unary(op string, x tensor.Tensor, f func(float32) float32) tensor.Tensor {
