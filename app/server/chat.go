@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"perch/app/contextfit"
 	"perch/engine"
 	"perch/media/fetch"
 )
@@ -123,15 +124,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	if err := s.fitContext(r.Context(), gen, call); err != nil {
-		s.contextError(w, err)
-		return
-	}
+	logCut := s.fitContext(call)
 	events, err := gen.Generate(r.Context(), call.req)
 	done()
 	var full *engine.ContextError
+	var tooLong *contextfit.TooLongError
 	switch {
-	case errors.As(err, &full):
+	case errors.As(err, &full) || errors.As(err, &tooLong):
 		s.contextError(w, err)
 		return
 	case errors.Is(err, engine.ErrBusy):
@@ -144,6 +143,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, err)
 		return
 	}
+	logCut()
 	out := &completion{id: newID(), created: time.Now().Unix(), model: answeredAs, includeUsage: call.includeUsage}
 	if call.stream {
 		s.stream(w, r, out, events)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -9,26 +8,22 @@ import (
 	"perch/engine"
 )
 
-// fitContext applies Perch's context policy when the request asked for it
-// ("truncation": "auto"): the oldest turns leave, attachments first, until
-// the prompt fits with room to answer. Without it a full context is refused.
-func (s *Server) fitContext(ctx context.Context, gen engine.Generator, call *chatCall) error {
+// fitContext sets Perch's context policy on the request when it asked
+// for it ("truncation": "auto"): the engine applies it inside its one
+// Prepare, the oldest turns leaving, attachments first, until the prompt
+// fits with room to answer. Without it a full context is refused. The
+// function returned logs what was left out, once Generate has prepared.
+func (s *Server) fitContext(call *chatCall) (logCut func()) {
 	if !call.truncate {
-		return nil
+		return func() {}
 	}
-	m, ok := gen.(contextfit.Measurer)
-	if !ok {
-		return nil // the engine refuses a full context itself
-	}
-	req, cut, _, err := contextfit.Fit(ctx, m, call.req, contextfit.Cut{})
-	if err != nil {
-		return err
-	}
-	if cut.Trimmed() {
-		s.logf("truncation: left out %d message(s) and the attachments of %d more", cut.From, cut.MediaFrom-cut.From)
-	}
+	p, req := contextfit.NewPolicy(call.req, contextfit.Cut{})
 	call.req = req
-	return nil
+	return func() {
+		if cut := p.Cut(); cut.Trimmed() {
+			s.logf("truncation: left out %d message(s) and the attachments of %d more", cut.From, cut.MediaFrom-cut.From)
+		}
+	}
 }
 
 // contextError answers a prompt the context cannot hold as OpenAI does

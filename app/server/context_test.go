@@ -23,7 +23,21 @@ func (m measuredEngine) Measure(_ context.Context, req engine.Request) (engine.M
 	return out, nil
 }
 
+// Generate applies the request's context policy as the engine's Prepare
+// does (measure, let the policy cut, again until it is done), then
+// refuses what is still too long.
 func (m measuredEngine) Generate(ctx context.Context, req engine.Request) (<-chan engine.Event, error) {
+	for req.Fit != nil {
+		meas, _ := m.Measure(ctx, req)
+		next, done, err := req.Fit.Fit(req.Messages, meas)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+		req.Messages = next
+	}
 	if n := len(req.Messages); n > 4 {
 		return nil, &engine.ContextError{Prompt: 1000 * n, Context: 4096}
 	}
