@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -125,14 +124,3 @@ func contextFull(ce *engine.ContextError) string {
 }
 
 func isContextFull(errText string) bool { return strings.HasPrefix(errText, contextFullText) }
-
-// Measure counts req's prompt on the current model, loading it if needed
-// (the local API's truncation uses it).
-func (r *Runtime) Measure(ctx context.Context, req engine.Request) (engine.Measure, error) {
-	eng, release, err := r.acquire(ctx, nil)
-	if err != nil {
-		return engine.Measure{}, err
-	}
-	defer release()
-	return eng.Measure(ctx, req)
-}

@@ -7,16 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"perch/app/contextfit"
 	"perch/engine"
 	"perch/ui"
 )
 
-// Model is what a chat asks of the model it is lent: answers, and a
-// prompt's size as the engine would build it (to leave old turns out).
+// Model is what a chat asks of the model it is lent: answers (old turns
+// leave the model's view through the request's context policy, inside the
+// engine's Prepare).
 type Model interface {
 	engine.Generator
-	contextfit.Measurer
 }
 
 // Lent is a Model lent to one answer: Generate gives it back when the

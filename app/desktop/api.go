@@ -84,8 +84,3 @@ func (g runtimeGenerator) Generate(ctx context.Context, req engine.Request) (<-c
 	}
 	return gen.Generate(ctx, req)
 }
-
-// Measure lets the API leave old turns out when a request asks it to.
-func (g runtimeGenerator) Measure(ctx context.Context, req engine.Request) (engine.Measure, error) {
-	return g.rt.Measure(ctx, req)
-}

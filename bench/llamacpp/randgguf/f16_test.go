@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"perch/engine/gocpu"
 )
 
 func TestF16(t *testing.T) {
@@ -18,7 +20,7 @@ func TestF16(t *testing.T) {
 		{1 + 1.0/2048, 0x3c00}, {1 + 3.0/2048, 0x3c02}, // ties to even
 		{0.1, 0x2e66},
 	} {
-		if got := f16(c.in); got != c.want {
+		if got := gocpu.F32ToF16(c.in); got != c.want {
 			t.Errorf("f16(%g) = %#04x, want %#04x", c.in, got, c.want)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"perch/engine/gocpu"
 )
 
 // GGUF value and tensor types (the format's published numbering).
@@ -158,7 +160,7 @@ func writeGGUF(out io.Writer, meta []kv, tensors []*tensor) error {
 		}
 		t.fill(t.numel(), func(v float32) {
 			if t.typ == typeF16 {
-				buf = binary.LittleEndian.AppendUint16(buf, f16(v))
+				buf = binary.LittleEndian.AppendUint16(buf, gocpu.F32ToF16(v))
 			} else {
 				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 			}
@@ -182,43 +184,4 @@ func (g *ggufWriter) zeros(n uint64) {
 	for ; n > 0; n-- {
 		g.raw(uint8(0))
 	}
-}
-
-// f16 rounds a float32 to the nearest IEEE half (ties to even), with
-// subnormals; values past the half range become ±Inf.
-func f16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int((b >> 23) & 0xff)
-	man := b & 0x7fffff
-	if exp == 0xff {
-		if man != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return sign | 0x7c00
-	}
-	if e <= 0 {
-		if e < -10 {
-			return sign
-		}
-		man |= 0x800000
-		shift := uint(14 - e)
-		half := uint32(1) << (shift - 1)
-		r := man >> shift
-		rem := man & (1<<shift - 1)
-		if rem > half || (rem == half && r&1 == 1) {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	r := uint32(e)<<10 | man>>13
-	rem := man & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
-		r++ // a carry into the exponent is the right rounding
-	}
-	return sign | uint16(r)
 }
