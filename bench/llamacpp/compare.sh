@@ -1,7 +1,8 @@
 #!/bin/sh
 # Perch's Go backend and llama.cpp side by side on the shapes of
 # BenchmarkEngine/e2b-shaped-4bit, in one run: 1 and 2 threads, then 2
-# threads with one other busy process. This script builds nothing: pass a
+# threads with one other busy process; Perch once per kernel set this CPU
+# runs (bench/kernel-sets.sh). This script builds nothing: pass a
 # llama-bench built elsewhere and GGUF files of random weights with the
 # E2B-shaped text model's shapes (Q4_0, and optionally Q4_K): README.md
 # beside this script says how to write one (randgguf) and gives a measured table.
@@ -16,12 +17,15 @@ llama=$1; shift
 models=$(echo "$@" | tr ' ' ',')
 cd "$(dirname "$0")/../.."
 
-perch() { # $1: label
-	go test -run '^$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go' -benchtime 1x ./engine 2>&1 |
-		awk -v label="$1" '/^BenchmarkEngine/ {
-			name = $1; sub(/-[0-9]+$/, "", name); out = ""
-			for (i = 3; i < NF; i++) if ($(i+1) ~ /tok\/s|MB\/token|GB\/s|share/) out = out sprintf(" %s=%s", $(i+1), $i)
-			printf "perch %-9s %s%s\n", label, name, out }'
+perch() { # $1: label; every kernel set, the exact and int8 runs (not /schema)
+	bench/kernel-sets.sh | while read -r set dbg; do
+		GODEBUG=$dbg go test -run '^$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go' \
+			-skip 'BenchmarkEngine/e2b-shaped-4bit/go/schema' -benchtime 1x ./engine 2>&1 |
+			awk -v label="$1" -v set="$set" '/^BenchmarkEngine/ {
+				name = $1; sub(/-[0-9]+$/, "", name); out = ""
+				for (i = 3; i < NF; i++) if ($(i+1) ~ /tok\/s|MB\/token|GB\/s|share/) out = out sprintf(" %s=%s", $(i+1), $i)
+				printf "perch %-9s %-10s %s%s\n", label, set, name, out }'
+	done
 }
 
 llamacpp() { # $1: label, $2: threads

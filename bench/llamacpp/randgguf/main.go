@@ -2,10 +2,12 @@
 // float16 weights) with random weights in the text geometry of a Perch
 // model folder's config.json, so that llama.cpp can be benchmarked on the
 // shapes of BenchmarkEngine/e2b-shaped-4bit. It is a bench tool only: the
-// weights are drawn like synth's (std 0.02, norms near 1), not copied from
-// the checkpoint; quantize the output with llama.cpp's llama-quantize.
+// weights are drawn like synth's (std 0.02, norms near 1), or with -copy
+// taken from the checkpoint itself (its 4-bit matrices expanded), so that
+// both engines run one model; quantize the output with llama.cpp's
+// llama-quantize.
 //
-//	go run ./bench/llamacpp/randgguf -model build/bench-cache/e2b-shaped-4bit-towers -out e2b-f16.gguf
+//	go run ./bench/llamacpp/randgguf -model build/bench-cache/e2b-shaped-4bit-towers -out e2b-f16.gguf [-copy]
 package main
 
 import (
@@ -24,18 +26,19 @@ func main() {
 	model := flag.String("model", "", "Perch model folder whose config.json gives the shapes")
 	out := flag.String("out", "", "GGUF file to write")
 	seed := flag.Uint64("seed", 1, "random seed")
+	copyWeights := flag.Bool("copy", false, "copy the checkpoint's text weights (4-bit ones expanded) instead of drawing them")
 	flag.Parse()
 	if *model == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: randgguf -model DIR -out FILE.gguf [-seed N]")
+		fmt.Fprintln(os.Stderr, "usage: randgguf -model DIR -out FILE.gguf [-seed N] [-copy]")
 		os.Exit(2)
 	}
-	if err := run(*model, *out, *seed); err != nil {
+	if err := run(*model, *out, *seed, *copyWeights); err != nil {
 		fmt.Fprintln(os.Stderr, "randgguf:", err)
 		os.Exit(1)
 	}
 }
 
-func run(model, out string, seed uint64) error {
+func run(model, out string, seed uint64, copyWeights bool) error {
 	cfg, err := gemma4.LoadConfig(model)
 	if err != nil {
 		return err
@@ -43,6 +46,22 @@ func run(model, out string, seed uint64) error {
 	meta, tensors, err := build(&cfg.Text, seed)
 	if err != nil {
 		return err
+	}
+	if copyWeights {
+		src, err := openSource(model, cfg.Quant.GroupSize, cfg.Quant.Bits)
+		if err != nil {
+			return err
+		}
+		defer src.m.Close()
+		for _, t := range tensors {
+			f, err := src.filler(t.name, t.numel())
+			if err != nil {
+				return err
+			}
+			if f != nil {
+				t.fill = f
+			}
+		}
 	}
 	f, err := os.Create(out)
 	if err != nil {
