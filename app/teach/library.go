@@ -14,6 +14,7 @@ import (
 	"perch/app/history"
 	"perch/engine/lora"
 	"perch/engine/regfile"
+	"perch/engine/train"
 	"perch/internal/durable"
 	"perch/ui"
 )
@@ -210,8 +211,7 @@ func newAdapterID() string { return "ad-" + newRunID()[4:] }
 // saved state the engine reported (done.Best; offset: the steps before the
 // segment). The adapter's files are linked, not read: the chat that
 // switches it on is the one read after training.
-func (s *Service) keepAdapter(run history.TrainRun, rank int, done *Event, offset int) (string, error) {
-	from := done.Adapter
+func (s *Service) keepAdapter(run history.TrainRun, rank int, from string, best *train.Checkpoint) (string, error) {
 	rec := history.Adapter{ID: run.AdapterID, Base: run.Base, BaseName: run.BaseName, Method: run.Method,
 		Rank: rank, Steps: run.Step, BestVal: math.NaN(), RunID: run.ID}
 	var err error
@@ -229,7 +229,7 @@ func (s *Service) keepAdapter(run history.TrainRun, rank int, done *Event, offse
 	if err := linkAdapter(from, rec.Dir); err != nil {
 		return "", err
 	}
-	if err := keepBest(done, offset, &rec); err != nil {
+	if err := keepBest(best, from, &rec); err != nil {
 		return "", err
 	}
 	return rec.ID, s.o.Store.PutAdapter(&rec)
