@@ -151,7 +151,7 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 	f.store.AddMetrics(rec.ID, ms)
 	f.store.Close()
 
-	g := newFixture(t, dir) // Perch starts again
+	g := newFixture(t, dir)                                   // Perch starts again
 	g.trainer.val = func(int, float64) float64 { return 0.6 } // the resumed segment never beats step 10
 	runs, _ := g.svc.Runs()
 	if len(runs) != 1 || runs[0].State != ui.RunInterrupted || runs[0].LastCheckpoint != 10 {
