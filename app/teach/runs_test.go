@@ -151,8 +151,10 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 	f.store.AddMetrics(rec.ID, ms)
 	f.store.Close()
 
-	g := newFixture(t, dir)                                   // Perch starts again
-	g.trainer.val = func(int, float64) float64 { return 0.6 } // the resumed segment never beats step 10
+	g := newFixture(t, dir) // Perch starts again
+
+	// The resumed segment never beats the checkpoint at step 10.
+	g.trainer.val = func(int, float64) float64 { return 0.6 }
 	runs, _ := g.svc.Runs()
 	if len(runs) != 1 || runs[0].State != ui.RunInterrupted || runs[0].LastCheckpoint != 10 {
 		t.Fatalf("after restart %+v", runs)
