@@ -2,12 +2,10 @@ package teach
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"perch/app/history"
 	"perch/engine/lora"
 	"perch/engine/train"
 	"perch/ui"
@@ -83,15 +81,9 @@ func TestExportWritesTheBestCheckpoint(t *testing.T) {
 
 // The run's best joins the engine's best of this segment with the best of
 // the segments before it, by the engine's rule, with the segment's offset
-// added; keepBest keeps that checkpoint beside the final adapter unless it
-// is the final adapter's own state, and clears it when nothing was validated.
-func TestBestJoinsSegmentsAndKeepsTheCheckpoint(t *testing.T) {
-	run := t.TempDir()
-	final, ckpt := filepath.Join(run, "part-10"), filepath.Join(run, "part-10", "checkpoints", "step-00010")
-	earlier := filepath.Join(run, "part-0", "checkpoints", "step-00005")
-	saveFake(final, 30)
-	saveFake(ckpt, 20)
-	saveFake(earlier, 5)
+// added.
+func TestBestJoinsSegments(t *testing.T) {
+	ckpt, earlier := filepath.Join("run", "part-10", "checkpoints", "step-00010"), filepath.Join("run", "part-0", "checkpoints", "step-00005")
 	prior := 0.3
 	a := &active{offset: 10}
 	if b := a.bestSoFar(&Event{BestLoss: math.NaN()}); b != nil {
@@ -107,31 +99,5 @@ func TestBestJoinsSegmentsAndKeepsTheCheckpoint(t *testing.T) {
 	}
 	if b := a.bestSoFar(&Event{Best: ckpt, BestStep: 10, BestLoss: 0.3}); b == nil || b.Path != earlier {
 		t.Fatalf("a tie went to the later checkpoint %+v (the engine keeps the earlier)", b)
-	}
-
-	rec := &history.Adapter{Dir: filepath.Join(t.TempDir(), "ad"), Steps: 30}
-	loss := 0.2
-	if err := keepBest(&train.Checkpoint{Step: 20, Path: ckpt, ValLoss: &loss}, final, rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.BestStep != 20 || rec.BestVal != 0.2 {
-		t.Fatalf("best step %d val %v", rec.BestStep, rec.BestVal)
-	}
-	if a, err := lora.Load(filepath.Join(rec.Dir, bestDir)); err != nil || a.Leaves["model.layers.0.self_attn.q_proj.lora_b"].Data[0] != 20 {
-		t.Fatalf("the best checkpoint is not kept: %v", err)
-	}
-	for _, b := range []train.Checkpoint{
-		{Step: 30, Path: final, ValLoss: &loss},                                             // the final adapter
-		{Step: 30, Path: filepath.Join(final, "checkpoints", "step-00030"), ValLoss: &loss}, // its own checkpoint
-	} {
-		if err := keepBest(&b, final, rec); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(filepath.Join(rec.Dir, bestDir)); !os.IsNotExist(err) || rec.BestStep != 30 || rec.BestVal != loss {
-			t.Fatalf("%+v: best %d %v, folder %v", b, rec.BestStep, rec.BestVal, err)
-		}
-	}
-	if err := keepBest(nil, final, rec); err != nil || !math.IsNaN(rec.BestVal) || rec.BestStep != 0 {
-		t.Fatalf("nothing validated: best %d %v, %v", rec.BestStep, rec.BestVal, err)
 	}
 }

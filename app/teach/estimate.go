@@ -8,6 +8,7 @@ import (
 
 	"perch/app/hub"
 	"perch/app/teach/dataset"
+	"perch/app/teach/library"
 	"perch/engine/gemma4"
 	"perch/ui"
 )
@@ -82,11 +83,11 @@ func rowTokens(r dataset.Row) int {
 // Estimate implements ui.Teacher.
 func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	var e ui.TrainEstimate
-	if err := checkName(p.Name); err != nil {
+	if err := library.CheckName(p.Name); err != nil {
 		return e, err
 	}
 	// A name in use is said now, not changed later behind the run's back.
-	if free, err := s.uniqueName(p.Name, p.Base, ""); err != nil {
+	if free, err := s.UniqueName(p.Name, p.Base, ""); err != nil {
 		return e, err
 	} else if free != p.Name {
 		return e, fmt.Errorf("you already have an adapter called %s for this model: choose another name, such as %s", p.Name, free)

@@ -227,7 +227,7 @@ func (s *Service) finish(a *active, state, msg string, done *Event) {
 	rec := a.rec
 	s.mu.Unlock()
 	if done != nil && done.Adapter != "" {
-		if id, err := s.keepAdapter(rec, a.plan.Rank, done.Adapter, best); err != nil {
+		if id, err := s.Keep(rec, a.plan.Rank, done.Adapter, best); err != nil {
 			rec.State, rec.Error = history.RunFailed, "The run finished but its adapter could not be kept: "+err.Error()
 		} else {
 			rec.AdapterID = id

@@ -2,15 +2,14 @@ package teach
 
 import (
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"perch/app/history"
 	"perch/app/hub"
 	"perch/app/teach/dataset"
+	"perch/app/teach/library"
 	"perch/ui"
 )
 
@@ -38,9 +37,10 @@ type Options struct {
 	Seed *uint64
 }
 
-// Service implements ui.Teacher and ui.Adapters.
+// Service implements ui.Teacher, and ui.Adapters through its library.
 type Service struct {
 	o Options
+	*library.Library
 
 	mu       sync.Mutex
 	active   *active // the run going on, nil when none
@@ -68,7 +68,24 @@ func New(o Options) (*Service, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return &Service{o: o}, n, nil
+	s := &Service{o: o}
+	s.Library = library.New(library.Options{Store: o.Store, Dir: o.Dir, Bases: s.Bases, Locate: s.locate, Busy: s.training})
+	return s, n, nil
+}
+
+// locate finds a base model's folder and name (Options.Locate).
+func (s *Service) locate(id string) (dir, name string, err error) {
+	if s.o.Locate == nil {
+		return "", id, nil
+	}
+	return s.o.Locate(id)
+}
+
+// training reports whether the run going on trains into adapter id.
+func (s *Service) training(adapterID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil && s.active.rec.AdapterID == adapterID
 }
 
 // Bases implements ui.Teacher.
@@ -166,12 +183,3 @@ func (s *Service) toUI(r history.TrainRun) ui.TrainRun {
 
 // runDir is where a run keeps its dataset and segments.
 func (s *Service) runDir(id string) string { return filepath.Join(s.o.Dir, "training", id) }
-
-// removeAll deletes a folder Perch made, refusing anything outside Dir.
-func (s *Service) removeAll(dir string) error {
-	rel, err := filepath.Rel(s.o.Dir, dir)
-	if err != nil || rel == "." || rel == ".." || filepath.IsAbs(rel) || len(rel) > 1 && rel[:2] == ".." {
-		return fmt.Errorf("teach: %s is not inside %s", dir, s.o.Dir)
-	}
-	return os.RemoveAll(dir)
-}
