@@ -1,8 +1,20 @@
-// Package history keeps conversations, messages and attachments in SQLite
-// (WAL, synchronous FULL) with attachment bytes content-addressed by sha256
-// in a folder beside the database. A message the user sent is committed
-// before generation starts; a partial answer is saved as it streams and is
-// marked interrupted at the next Open if the process died.
+// Package history owns Perch's one SQLite database (WAL, synchronous
+// FULL) and the attachment folder beside it: the schema and its
+// migrations, recovery at Open, and typed reads and writes of every table
+// — conversations and messages with their versions (regenerations,
+// corrections), attachments (bytes content-addressed by sha256 in the
+// folder), full-text search, feedback (ratings, a conversation's
+// adapter), an answer's tool rounds, and Teach's runs (metrics,
+// checkpoints) and adapter library records. It is one concern because it
+// is one file: every table shares one migration sequence, one connection
+// and its transactions (deleting a conversation takes its versions and
+// feedback with it; deleting an adapter takes it off the conversations
+// that used it, in one transaction), so splitting it by table would split
+// the schema, not the work. Callers hold typed values and never see SQL.
+//
+// A message the user sent is committed before generation starts; a
+// partial answer is saved as it streams and is marked interrupted at the
+// next Open if the process died.
 package history
 
 import (

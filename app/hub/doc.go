@@ -1,7 +1,12 @@
-// Package hub gets Gemma-4 checkpoints onto this machine and says whether
-// they fit in its memory. It reads and writes the standard Hugging Face
-// cache (models--org--name/{blobs,snapshots,refs}), so models fetched by
-// mlx-lm, mlx-vlm or the hf CLI are reused as they are.
+// Package hub owns the Hugging Face cache on this machine: its layout
+// and names (models--org--name/{blobs,snapshots,refs}, .locks/), reading
+// it (List, Snapshot, Remove), filling it from the Hub (Pull: listing,
+// resumable verified blob downloads, links, refs), and the gate a pull
+// passes before its first weight byte: whether the checkpoint fits this
+// machine's memory (Fit, EstimateMemory: the engine's own
+// gemma4.Description.Memory at a context length, held against
+// MachineBudget), with the curated list Perch offers (Catalog). Models
+// fetched by mlx-lm, mlx-vlm or the hf CLI are reused as they are.
 //
 // Exported API (used by the CLI verbs and the GUI's models view):
 //

@@ -36,4 +36,11 @@
 // origin, never "*"), optional bearer key (constant-time compare; /health
 // stays open), a 64 MiB body limit, and media size caps from the fetch
 // guard. Errors use OpenAI's {"error": {message, type, param, code}} shape.
+//
+// It owns one thing, the API's wire, and every file is a side of it:
+// reading a request into the engine's (openai.go, tools.go: pure, fuzzed),
+// writing the answer as JSON or SSE (chat.go, stream.go, errors.go), the
+// listener's guards and model swap (server.go), and which model ids it
+// answers to (adapters.go, library.go). Nothing else in Perch parses this
+// wire, and the parsing means nothing without the handler it feeds.
 package server

@@ -2,12 +2,12 @@ package teach
 
 import (
 	"math"
-	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
-	"perch/app/history"
 	"perch/engine/lora"
+	"perch/engine/train"
 	"perch/ui"
 )
 
@@ -31,14 +31,25 @@ func exportedStep(t *testing.T, f *fixture, id string) int {
 func TestExportWritesTheBestCheckpoint(t *testing.T) {
 	f := newFixture(t, "")
 	f.pairs(5)
-	vals := map[int]float64{5: 0.5, 10: 0.3, 15: 0.4, 20: 0.6}
+	// The start validates lowest but is no saved state: the run's best is
+	// the engine's, checkpoint by checkpoint.
+	vals := map[int]float64{0: 0.1, 5: 0.5, 10: 0.3, 15: 0.4, 20: 0.6}
 	f.trainer.val = func(step int, _ float64) float64 { return vals[step] }
 	if _, err := f.svc.Start(defaultPlan()); err != nil {
 		t.Fatal(err)
 	}
-	done := f.until("the run to finish", func(r ui.TrainRun) bool { return !r.State.Active() })
-	if done.State != ui.RunDone || done.Step != 20 {
+	var bests []int
+	done := f.until("the run to finish", func(r ui.TrainRun) bool {
+		if n := len(bests); n == 0 || bests[n-1] != r.BestStep {
+			bests = append(bests, r.BestStep)
+		}
+		return !r.State.Active()
+	})
+	if done.State != ui.RunDone || done.Step != 20 || done.BestStep != 10 || done.BestVal != 0.3 {
 		t.Fatalf("finished %+v", done)
+	}
+	if !slices.Equal(bests, []int{0, 5, 10}) {
+		t.Fatalf("the run's best went by steps %v, want 0 (none yet), 5, 10", bests)
 	}
 	as, _ := f.svc.Adapters()
 	if len(as) != 1 || as[0].BestStep != 10 || as[0].BestVal != 0.3 || as[0].Steps != 20 {
@@ -68,36 +79,25 @@ func TestExportWritesTheBestCheckpoint(t *testing.T) {
 	}
 }
 
-// keepBest takes the engine's best saved state: nothing validated clears
-// it, the final adapter's own state keeps no copy, a checkpoint is kept
-// beside the adapter with the segment's offset added to its step.
-func TestKeepBestTakesTheEnginesBest(t *testing.T) {
-	run := t.TempDir()
-	final, ckpt := filepath.Join(run, "final"), filepath.Join(run, "checkpoints", "step-00020")
-	saveFake(final, 30)
-	saveFake(ckpt, 20)
-	rec := &history.Adapter{Dir: filepath.Join(t.TempDir(), "ad")}
-	if err := keepBest(&Event{Step: 30, Adapter: final, Best: ckpt, BestStep: 20, BestLoss: 0.2}, 10, rec); err != nil {
-		t.Fatal(err)
+// The run's best joins the engine's best of this segment with the best of
+// the segments before it, by the engine's rule, with the segment's offset
+// added.
+func TestBestJoinsSegments(t *testing.T) {
+	ckpt, earlier := filepath.Join("run", "part-10", "checkpoints", "step-00010"), filepath.Join("run", "part-0", "checkpoints", "step-00005")
+	prior := 0.3
+	a := &active{offset: 10}
+	if b := a.bestSoFar(&Event{BestLoss: math.NaN()}); b != nil {
+		t.Fatalf("nothing validated: %+v", b)
 	}
-	if rec.BestStep != 30 || rec.BestVal != 0.2 {
-		t.Fatalf("best step %d val %v", rec.BestStep, rec.BestVal)
+	b := a.bestSoFar(&Event{Best: ckpt, BestStep: 10, BestLoss: 0.2})
+	if b == nil || b.Step != 20 || b.Path != ckpt || *b.ValLoss != 0.2 {
+		t.Fatalf("the segment's best with its offset: %+v", b)
 	}
-	if a, err := lora.Load(filepath.Join(rec.Dir, bestDir)); err != nil || a.Leaves["model.layers.0.self_attn.q_proj.lora_b"].Data[0] != 20 {
-		t.Fatalf("the best checkpoint is not kept: %v", err)
+	a.before = &train.Checkpoint{Step: 5, Path: earlier, ValLoss: &prior}
+	if b := a.bestSoFar(&Event{Best: ckpt, BestStep: 10, BestLoss: 0.4}); b == nil || b.Path != earlier {
+		t.Fatalf("an earlier segment's lower loss lost to %+v", b)
 	}
-	for _, done := range []Event{
-		{Step: 30, Adapter: final, Best: final, BestStep: 30, BestLoss: 0.15},                                          // the final adapter
-		{Step: 30, Adapter: final, Best: filepath.Join(run, "checkpoints", "step-00030"), BestStep: 30, BestLoss: 0.1}, // its own checkpoint
-	} {
-		if err := keepBest(&done, 0, rec); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(filepath.Join(rec.Dir, bestDir)); !os.IsNotExist(err) || rec.BestStep != 30 || rec.BestVal != done.BestLoss {
-			t.Fatalf("%+v: best %d %v, folder %v", done, rec.BestStep, rec.BestVal, err)
-		}
-	}
-	if err := keepBest(&Event{Step: 30, Adapter: final}, 0, rec); err != nil || !math.IsNaN(rec.BestVal) || rec.BestStep != 0 {
-		t.Fatalf("nothing validated: best %d %v, %v", rec.BestStep, rec.BestVal, err)
+	if b := a.bestSoFar(&Event{Best: ckpt, BestStep: 10, BestLoss: 0.3}); b == nil || b.Path != earlier {
+		t.Fatalf("a tie went to the later checkpoint %+v (the engine keeps the earlier)", b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"perch/app/history"
+	"perch/app/teach/dataset"
 	"perch/engine/chattemplate"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
@@ -61,7 +62,7 @@ func TestCorrectionMakesAPreferencePairWithItsPhoto(t *testing.T) {
 	f.store.SetRating(bad.ID, bad.Version, -1)
 	f.chatTurn(c.ID, "Unrated question", "Unrated answer.")
 
-	rows, err := fromFeedback(f.store, "Be brief.")
+	rows, err := dataset.FromFeedback(f.store, "Be brief.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,24 +224,4 @@ func TestFolderIsCountedAndMerged(t *testing.T) {
 	if _, err := f.svc.Summarize(ui.TeachSource{Folder: t.TempDir()}, 0); err == nil || !strings.Contains(err.Error(), "no train.jsonl") {
 		t.Fatalf("empty folder: %v", err)
 	}
-}
-
-func FuzzFolderLine(f *testing.F) {
-	f.Add([]byte(`{"messages": [{"role": "user", "content": [{"type": "image", "image": "a.jpg"}]}]}`))
-	f.Add([]byte(`{"prompt": [{"role": "user", "content": "x"}], "chosen": "a", "rejected": "b"}`))
-	f.Add([]byte(`{"type": "image_url", "image_url": {"url": "x.png"}}`))
-	f.Add([]byte(`[1, 2]`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		var s folderSplit
-		if err := s.add(line, "/data", "train.jsonl:1"); err != nil {
-			return
-		}
-		if len(s.Examples)+len(s.Pairs) != 1 {
-			t.Fatal("an accepted line was not kept")
-		}
-		kept := append(s.Examples, s.Pairs...)[0]
-		if !json.Valid(kept) {
-			t.Fatalf("kept invalid JSON %q", kept)
-		}
-	})
 }

@@ -14,6 +14,7 @@ import (
 	"perch/app/teach"
 	"perch/engine"
 	"perch/engine/lora"
+	"perch/engine/train"
 	"perch/ui"
 )
 
@@ -193,6 +194,25 @@ func TestTeachTinyModelEndToEnd(t *testing.T) {
 	as, _ := r.svc.Adapters()
 	if len(as) != 1 || as[0].Rank != 4 || as[0].Method != ui.MethodDPO {
 		t.Fatalf("library %+v", as)
+	}
+	// The run's best, the library's and the checkpoints' losses are the
+	// engine's, as its metrics.json names them.
+	rec, err := r.store.Run(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := train.ReadMetrics(filepath.Join(rec.Dir, "part-0"))
+	if err != nil || m.Best == nil || len(m.Checkpoints) != len(cs) {
+		t.Fatalf("metrics.json %+v, %v", m, err)
+	}
+	if done.BestStep != m.Best.Step || done.BestVal != *m.Best.ValLoss || as[0].BestStep != m.Best.Step || as[0].BestVal != *m.Best.ValLoss {
+		t.Fatalf("best: run step %d %v, library step %d %v; the engine's step %d %v",
+			done.BestStep, done.BestVal, as[0].BestStep, as[0].BestVal, m.Best.Step, *m.Best.ValLoss)
+	}
+	for i, c := range cs {
+		if e := m.Checkpoints[i]; c.Step != e.Step || e.ValLoss == nil || c.ValLoss != *e.ValLoss {
+			t.Fatalf("checkpoint %d recorded %+v; the engine's %+v", i, c, e)
+		}
 	}
 	// Switched on in a conversation, it answers: the answer is labelled with it.
 	rep := r.ask("", "Hello?")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
+	"path/filepath"
 
 	"perch/app/chat"
 	"perch/engine"
@@ -50,7 +52,7 @@ func (t engineTrainer) Train(ctx context.Context, base string, j Job) (Training,
 		defer release()
 		defer close(out.events)
 		for ev := range run.Events() {
-			out.events <- teachEvent(ev, train.Method(j.Method))
+			out.events <- teachEvent(ev, train.Method(j.Method), j.AdapterDir)
 		}
 	}()
 	return out, nil
@@ -65,9 +67,10 @@ func (t *engineTraining) Events() <-chan Event { return t.events }
 func (t *engineTraining) Pause()               { t.run.Pause() }
 func (t *engineTraining) Resume()              { t.run.Resume() }
 
-// teachEvent is an engine event as the teach service records it.
-func teachEvent(ev engine.TrainEvent, m train.Method) Event {
-	out := Event{Step: ev.Step, Text: ev.Text, Path: ev.Path, Err: ev.Err}
+// teachEvent is an engine event as the teach service records it (dir: the
+// segment's adapter folder, which the engine's best checkpoint is named in).
+func teachEvent(ev engine.TrainEvent, m train.Method, dir string) Event {
+	out := Event{Step: ev.Step, Text: ev.Text, Path: ev.Path, Err: ev.Err, BestLoss: math.NaN()}
 	switch ev.Kind {
 	case train.EventStarted:
 		out.Kind = EvStarted
@@ -77,7 +80,10 @@ func teachEvent(ev engine.TrainEvent, m train.Method) Event {
 	case train.EventValidation:
 		out.Kind, out.ValLoss = EvValidation, ev.ValLoss
 	case train.EventCheckpoint:
-		out.Kind = EvCheckpoint
+		out.Kind, out.ValLoss = EvCheckpoint, ev.ValLoss
+		if b := ev.Best; b != nil {
+			out.Best, out.BestStep, out.BestLoss = filepath.Join(dir, b.Path), b.Step, *b.ValLoss
+		}
 	case train.EventPaused:
 		out.Kind = EvYield
 		if ev.Pause == train.PauseUser {
@@ -89,7 +95,9 @@ func teachEvent(ev engine.TrainEvent, m train.Method) Event {
 		out.Kind = EvDone
 		if r := ev.Result; r != nil {
 			out.Adapter, out.Cancelled, out.Step = r.Adapter, r.Cancelled, r.Steps
-			out.Best, out.BestStep, out.BestLoss = r.Best, r.BestStep, r.BestLoss
+			if r.Best != "" {
+				out.Best, out.BestStep, out.BestLoss = r.Best, r.BestStep, r.BestLoss
+			}
 		}
 	default:
 		out.Kind = EvError

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"perch/app/hub"
+	"perch/app/teach/dataset"
+	"perch/app/teach/library"
 	"perch/engine/gemma4"
 	"perch/ui"
 )
@@ -61,10 +63,11 @@ func (g textGeometry) trainingBytes(rank, t int) float64 {
 
 // rowTokens guesses a row's length: ~3.5 characters a token, a photo's
 // default budget of 280 soft tokens, a sound or video at 750.
-func rowTokens(r Row) int {
-	n := 8
+func rowTokens(r dataset.Row) int {
+	n, files := 8, r.Media() // a folder row's media files are no attachments: counted as photos
 	for _, t := range r.Prompt {
 		n += len(t.Text)*2/7 + 4
+		files -= len(t.Media)
 		for _, m := range t.Media {
 			if m.Kind == "image" {
 				n += 280
@@ -73,18 +76,18 @@ func rowTokens(r Row) int {
 			}
 		}
 	}
-	n += r.files * 280
+	n += files * 280
 	return n + (len(r.Chosen)+len(r.Rejected))*2/7
 }
 
 // Estimate implements ui.Teacher.
 func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	var e ui.TrainEstimate
-	if err := checkName(p.Name); err != nil {
+	if err := library.CheckName(p.Name); err != nil {
 		return e, err
 	}
 	// A name in use is said now, not changed later behind the run's back.
-	if free, err := s.uniqueName(p.Name, p.Base, ""); err != nil {
+	if free, err := s.UniqueName(p.Name, p.Base, ""); err != nil {
 		return e, err
 	} else if free != p.Name {
 		return e, fmt.Errorf("you already have an adapter called %s for this model: choose another name, such as %s", p.Name, free)
@@ -100,7 +103,7 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	if err != nil {
 		return e, err
 	}
-	e.Rows, e.ValRows = len(d.train)+len(d.rawTrain), len(d.valid)+len(d.rawVal)
+	e.Rows, e.ValRows = len(d.Train)+len(d.RawTrain), len(d.Valid)+len(d.RawVal)
 	if e.Rows == 0 {
 		return e, errors.New("nothing to train on for this method: see what the data gives above")
 	}
@@ -108,11 +111,11 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 		return e, fmt.Errorf("the training set has %d rows, fewer than the batch size %d: lower the batch size under Advanced", e.Rows, p.BatchSize)
 	}
 	longest, total := 0, 0
-	for _, r := range d.train {
+	for _, r := range d.Train {
 		n := rowTokens(r)
 		longest, total = max(longest, n), total+n
 	}
-	for _, l := range d.rawTrain {
+	for _, l := range d.RawTrain {
 		n := len(l) * 2 / 7
 		longest, total = max(longest, n), total+n
 	}
@@ -142,7 +145,7 @@ func (s *Service) Estimate(p ui.TrainPlan) (ui.TrainEstimate, error) {
 	if !e.Fits {
 		e.Reason = s.refusal(name, t, e, b, need)
 	}
-	perRow := float64(total) / float64(max(len(d.train)+len(d.rawTrain), 1))
+	perRow := float64(total) / float64(max(len(d.Train)+len(d.RawTrain), 1))
 	if p.Method != ui.MethodSFT {
 		perRow *= 1.5 // two answers, and the reference pass without the adapter
 	}

@@ -13,6 +13,7 @@ import (
 	"perch/app/history"
 	"perch/app/hub"
 	"perch/engine/lora"
+	"perch/engine/train"
 	"perch/ui"
 )
 
@@ -81,7 +82,17 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 	go func() {
 		defer close(tr.events)
 		tr.events <- Event{Kind: EvStarted}
-		best := Event{BestLoss: math.NaN()} // the lowest validated checkpoint, as the engine's run keeps it
+		if f.val != nil && j.Resume == "" && j.Continue == "" { // the engine validates the start, which is no saved state
+			tr.events <- Event{Kind: EvValidation, Step: 0, ValLoss: f.val(0, 0.7)}
+		}
+		var saved []train.Checkpoint // as the engine's metrics.json lists them
+		best := func(ev Event) Event {
+			ev.BestLoss = math.NaN()
+			if b := train.BestOf(saved...); b != nil {
+				ev.Best, ev.BestStep, ev.BestLoss = b.Path, b.Step, *b.ValLoss
+			}
+			return ev
+		}
 		for step := 1; step <= j.Iters; step++ {
 			if step == 1 && hold != nil {
 				<-hold
@@ -95,7 +106,7 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 			}
 			if ctx.Err() != nil {
 				saveFake(j.AdapterDir, step)
-				tr.events <- Event{Kind: EvDone, Step: step - 1, Adapter: j.AdapterDir, Cancelled: true}
+				tr.events <- best(Event{Kind: EvDone, Step: step - 1, Adapter: j.AdapterDir, Cancelled: true})
 				return
 			}
 			time.Sleep(f.every)
@@ -112,17 +123,15 @@ func (f *fakeTrainer) Train(ctx context.Context, base string, j Job) (Training, 
 					tr.events <- Event{Kind: EvError, Err: err}
 					return
 				}
-				tr.events <- Event{Kind: EvCheckpoint, Step: step, Path: dir}
-				if math.IsNaN(best.BestLoss) || val < best.BestLoss {
-					best.Best, best.BestStep, best.BestLoss = dir, step, val
-				}
+				saved = append(saved, train.Checkpoint{Step: step, Path: dir, ValLoss: &val})
+				tr.events <- best(Event{Kind: EvCheckpoint, Step: step, Path: dir, ValLoss: val})
 			}
 		}
 		if err := saveFake(j.AdapterDir, j.Iters); err != nil {
 			tr.events <- Event{Kind: EvError, Err: err}
 			return
 		}
-		tr.events <- Event{Kind: EvDone, Step: j.Iters, Adapter: j.AdapterDir, Best: best.Best, BestStep: best.BestStep, BestLoss: best.BestLoss}
+		tr.events <- best(Event{Kind: EvDone, Step: j.Iters, Adapter: j.AdapterDir})
 	}()
 	return tr, nil
 }

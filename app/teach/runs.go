@@ -31,7 +31,7 @@ type active struct {
 	eta      time.Duration
 	yielding bool
 	stopping bool
-	vals     map[int]float64 // validation loss by step (this segment's, offset applied)
+	before   *train.Checkpoint // the best saved state of the segments before this one (nil: none validated)
 }
 
 var errBusy = errors.New("a run is already going: wait for it to finish, or stop it")
@@ -58,7 +58,7 @@ func (s *Service) Start(plan ui.TrainPlan) (ui.TrainRun, error) {
 		s.mu.Unlock()
 		return ui.TrainRun{}, errBusy
 	}
-	a := &active{rec: rec, plan: plan, vals: map[int]float64{}}
+	a := &active{rec: rec, plan: plan}
 	s.active = a
 	s.mu.Unlock()
 	if err := s.o.Store.CreateRun(&a.rec); err != nil {
@@ -177,27 +177,21 @@ func (s *Service) follow(a *active, tr Training) {
 			pending = append(pending, m)
 			pts = append(pts, ui.TrainPoint{Step: step, Loss: m.Loss, ValLoss: m.ValLoss, Margin: m.Margin, MarginLabel: ev.MarginLabel})
 		case EvValidation:
-			a.vals[step] = ev.ValLoss
-			if math.IsNaN(a.rec.BestVal) || ev.ValLoss < a.rec.BestVal {
-				a.rec.BestVal, a.rec.BestStep = ev.ValLoss, step
-			}
 			pending = append(pending, history.Metric{Step: step, Loss: math.NaN(), ValLoss: ev.ValLoss, Margin: math.NaN()})
 			pts = append(pts, ui.TrainPoint{Step: step, Loss: math.NaN(), ValLoss: ev.ValLoss, Margin: math.NaN()})
 		case EvYield:
 			a.yielding = true
 		case EvPaused:
 			a.rec.State = history.RunPaused
+		case EvCheckpoint:
+			a.rec.BestVal, a.rec.BestStep = bestFields(a.bestSoFar(&ev))
 		}
-		val, haveVal := a.vals[step]
 		s.mu.Unlock()
 		switch ev.Kind {
 		case EvCheckpoint:
 			flush(true)
-			if !haveVal {
-				val = math.NaN()
-			}
 			// The engine reports a checkpoint once its files are renamed into place.
-			s.o.Store.AddCheckpoint(a.rec.ID, history.Checkpoint{Step: step, Path: ev.Path, ValLoss: val})
+			s.o.Store.AddCheckpoint(a.rec.ID, history.Checkpoint{Step: step, Path: ev.Path, ValLoss: ev.ValLoss})
 		case EvDone:
 			flush(true)
 			state := history.RunDone
@@ -222,13 +216,18 @@ func (s *Service) follow(a *active, tr Training) {
 // finish records how a segment ended; a done or stopped run's adapter
 // joins the library.
 func (s *Service) finish(a *active, state, msg string, done *Event) {
+	var best *train.Checkpoint
 	s.mu.Lock()
 	a.rec.State, a.rec.Error = state, msg
 	a.eta, a.yielding = 0, false
+	if done != nil {
+		best = a.bestSoFar(done)
+		a.rec.BestVal, a.rec.BestStep = bestFields(best)
+	}
 	rec := a.rec
 	s.mu.Unlock()
 	if done != nil && done.Adapter != "" {
-		if id, err := s.keepAdapter(rec, a.plan.Rank, done, a.offset); err != nil {
+		if id, err := s.Keep(rec, a.plan.Rank, done.Adapter, best); err != nil {
 			rec.State, rec.Error = history.RunFailed, "The run finished but its adapter could not be kept: "+err.Error()
 		} else {
 			rec.AdapterID = id
@@ -366,19 +365,15 @@ func (s *Service) ResumeFromCheckpoint(runID string) (ui.TrainRun, error) {
 	if err := s.o.Store.RewindRun(runID, from.Step); err != nil {
 		return ui.TrainRun{}, err
 	}
+	before := bestSaved(cs, from.Step)
 	rec.State, rec.Error, rec.Step = history.RunPreparing, "", from.Step
-	rec.BestVal, rec.BestStep = math.NaN(), 0
-	for _, c := range cs {
-		if c.Step <= from.Step && !math.IsNaN(c.ValLoss) && (math.IsNaN(rec.BestVal) || c.ValLoss < rec.BestVal) {
-			rec.BestVal, rec.BestStep = c.ValLoss, c.Step
-		}
-	}
+	rec.BestVal, rec.BestStep = bestFields(before)
 	s.mu.Lock()
 	if s.active != nil {
 		s.mu.Unlock()
 		return ui.TrainRun{}, errBusy
 	}
-	a := &active{rec: rec, plan: plan, vals: map[int]float64{}}
+	a := &active{rec: rec, plan: plan, before: before}
 	s.active = a
 	s.mu.Unlock()
 	if err := s.o.Store.UpdateRun(&a.rec); err != nil {

@@ -152,6 +152,9 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 	f.store.Close()
 
 	g := newFixture(t, dir) // Perch starts again
+
+	// The resumed segment never beats the checkpoint at step 10.
+	g.trainer.val = func(int, float64) float64 { return 0.6 }
 	runs, _ := g.svc.Runs()
 	if len(runs) != 1 || runs[0].State != ui.RunInterrupted || runs[0].LastCheckpoint != 10 {
 		t.Fatalf("after restart %+v", runs)
@@ -164,8 +167,12 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 		t.Fatalf("resumed %+v", r)
 	}
 	done := g.until("the resumed run", func(r ui.TrainRun) bool { return !r.State.Active() })
-	if done.State != ui.RunDone || done.Step != 30 {
+	if done.State != ui.RunDone || done.Step != 30 || done.BestStep != 10 || done.BestVal != 0.5 {
 		t.Fatalf("finished %+v", done)
+	}
+	// The library's best is the earlier segment's checkpoint, and export writes it.
+	if as, _ := g.svc.Adapters(); len(as) != 1 || as[0].BestStep != 10 || exportedStep(t, g, as[0].ID) != 10 {
+		t.Fatalf("library %+v", as)
 	}
 	j := g.trainer.job(0)
 	if j.Resume != ckpt || j.Iters != 20 || !strings.HasSuffix(j.AdapterDir, "part-10") || !strings.HasSuffix(j.Data, "data") {

@@ -2,14 +2,14 @@ package teach
 
 import (
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"perch/app/history"
 	"perch/app/hub"
+	"perch/app/teach/dataset"
+	"perch/app/teach/library"
 	"perch/ui"
 )
 
@@ -37,9 +37,10 @@ type Options struct {
 	Seed *uint64
 }
 
-// Service implements ui.Teacher and ui.Adapters.
+// Service implements ui.Teacher, and ui.Adapters through its library.
 type Service struct {
 	o Options
+	*library.Library
 
 	mu       sync.Mutex
 	active   *active // the run going on, nil when none
@@ -67,7 +68,24 @@ func New(o Options) (*Service, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return &Service{o: o}, n, nil
+	s := &Service{o: o}
+	s.Library = library.New(library.Options{Store: o.Store, Dir: o.Dir, Bases: s.Bases, Locate: s.locate, Busy: s.training})
+	return s, n, nil
+}
+
+// locate finds a base model's folder and name (Options.Locate).
+func (s *Service) locate(id string) (dir, name string, err error) {
+	if s.o.Locate == nil {
+		return "", id, nil
+	}
+	return s.o.Locate(id)
+}
+
+// training reports whether the run going on trains into adapter id.
+func (s *Service) training(adapterID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil && s.active.rec.AdapterID == adapterID
 }
 
 // Bases implements ui.Teacher.
@@ -78,141 +96,24 @@ func (s *Service) Bases() ([]ui.TeachBase, error) {
 	return s.o.Bases()
 }
 
-// data is what a source gives a method: rows from feedback and lines
-// from a folder, each split into training and validation.
-type data struct {
-	rows             Rows
-	folder           *folderData
-	train, valid     []Row
-	rawTrain, rawVal [][]byte
-	notes            []string
-}
-
-// gather reads src for method m and splits it.
-func (s *Service) gather(src ui.TeachSource, m ui.TrainMethod, share float64) (*data, error) {
-	d := &data{}
-	if src.Feedback {
-		rows, err := fromFeedback(s.o.Store, s.o.SystemPrompt())
-		if err != nil {
-			return nil, err
-		}
-		d.rows = rows
-		use := rows.Examples
-		switch m {
-		case ui.MethodKTO:
-			use = rows.Rated
-		case ui.MethodSFT:
-		default:
-			use = rows.Pairs
-		}
-		d.train, d.valid = split(use, share)
-	}
-	if src.Folder != "" {
-		fd, err := readFolder(src.Folder)
-		if err != nil {
-			return nil, err
-		}
-		d.folder = fd
-		pick := func(fs folderSplit) ([][]byte, int) {
-			if m == ui.MethodKTO { // a folder's rows are examples or pairs, not rated answers
-				return nil, len(fs.Examples) + len(fs.Pairs)
-			}
-			if m == ui.MethodSFT {
-				return fs.Examples, len(fs.Pairs)
-			}
-			return fs.Pairs, len(fs.Examples)
-		}
-		tr, skipped := pick(fd.Train)
-		if skipped > 0 {
-			d.notes = append(d.notes, fmt.Sprintf("%s: %d rows of the other kind are left out (%s learns from %s)",
-				filepath.Base(fd.Dir), skipped, m, map[bool]string{true: "examples", false: "pairs"}[m == ui.MethodSFT]))
-		}
-		if fd.HasValid {
-			d.rawTrain = tr
-			d.rawVal, _ = pick(fd.Valid)
-		} else {
-			d.rawTrain, d.rawVal = splitLines(tr, share)
-			if len(d.rawVal) > 0 {
-				d.notes = append(d.notes, fmt.Sprintf("%s has no valid.jsonl: %d of its rows are held out for validation",
-					filepath.Base(fd.Dir), len(d.rawVal)))
-			}
-		}
-	}
-	return d, nil
-}
-
-// splitLines holds out a share of a folder's lines (every k-th).
-func splitLines(lines [][]byte, share float64) (train, valid [][]byte) {
-	n := int(float64(len(lines))*share + 0.5)
-	if share <= 0 || len(lines) < 3 || n == 0 {
-		return lines, nil
-	}
-	every := max(len(lines)/n, 2)
-	for i, l := range lines {
-		if i%every == every-1 && len(valid) < n {
-			valid = append(valid, l)
-		} else {
-			train = append(train, l)
-		}
-	}
-	return train, valid
-}
-
 // Summarize implements ui.Teacher.
 func (s *Service) Summarize(src ui.TeachSource, share float64) (ui.DataSummary, error) {
-	var sum ui.DataSummary
-	for _, m := range []ui.TrainMethod{ui.MethodSFT, ui.MethodDPO} {
-		d, err := s.gather(src, m, share)
-		if err != nil {
-			return sum, err
-		}
-		n := len(d.train) + len(d.valid) + len(d.rawTrain) + len(d.rawVal)
-		if m == ui.MethodSFT {
-			sum.Examples = n
-			continue
-		}
-		sum.Pairs, sum.Unpaired, sum.Rated = n, d.rows.Unpaired, len(d.rows.Rated)
-		for _, r := range d.rows.Examples { // one per taught answer
-			if r.Media() > 0 {
-				sum.Media++
-			}
-		}
-		if fd := d.folder; fd != nil {
-			sum.Media += fd.Train.Media + fd.Valid.Media
-			if !fd.HasValid && share > 0 {
-				sum.Notes = append(sum.Notes, fmt.Sprintf("%s has no valid.jsonl: %.0f%% of its rows are held out for validation",
-					filepath.Base(fd.Dir), share*100))
-			}
-		}
-		sum.Preview = previews(d)
-	}
-	return sum, nil
+	return dataset.Summarize(s.o.Store, s.o.SystemPrompt(), src, share)
 }
 
-func previews(d *data) []ui.DataPreview {
-	var out []ui.DataPreview
-	add := func(r Row) {
-		if len(out) >= 8 {
-			return
-		}
-		prompt := ""
-		if n := len(r.Prompt); n > 0 {
-			prompt = r.Prompt[n-1].Text
-		}
-		out = append(out, ui.DataPreview{Prompt: prompt, Chosen: r.Chosen, Rejected: r.Rejected, Media: r.Media(), Origin: r.Origin})
+// gather reads src's rows for method m, split by share.
+func (s *Service) gather(src ui.TeachSource, m ui.TrainMethod, share float64) (*dataset.Data, error) {
+	return dataset.Gather(s.o.Store, s.o.SystemPrompt(), src, m, share)
+}
+
+// ExportDataset writes the plan's rows as an mlx-lm dataset folder in dir
+// (dataset.Data.Export) for the user to keep or to train elsewhere.
+func (s *Service) ExportDataset(plan ui.TrainPlan, dir string) error {
+	d, err := s.gather(plan.Source, plan.Method, plan.ValShare)
+	if err != nil {
+		return err
 	}
-	for _, r := range d.rows.Pairs {
-		add(r)
-	}
-	for _, r := range d.rows.Examples {
-		add(r)
-	}
-	if d.folder != nil {
-		for _, r := range d.folder.Train.Preview {
-			add(r)
-		}
-	}
-	return out
+	return d.Export(s.o.Store, dir, plan.Method)
 }
 
 // Runs implements ui.Teacher.
@@ -282,12 +183,3 @@ func (s *Service) toUI(r history.TrainRun) ui.TrainRun {
 
 // runDir is where a run keeps its dataset and segments.
 func (s *Service) runDir(id string) string { return filepath.Join(s.o.Dir, "training", id) }
-
-// removeAll deletes a folder Perch made, refusing anything outside Dir.
-func (s *Service) removeAll(dir string) error {
-	rel, err := filepath.Rel(s.o.Dir, dir)
-	if err != nil || rel == "." || rel == ".." || filepath.IsAbs(rel) || len(rel) > 1 && rel[:2] == ".." {
-		return fmt.Errorf("teach: %s is not inside %s", dir, s.o.Dir)
-	}
-	return os.RemoveAll(dir)
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"perch/app/history"
+	"perch/app/teach/dataset"
 	"perch/engine/chattemplate"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
@@ -40,7 +41,7 @@ func TestAnswersThatUsedToolsTrainWithTheirToolTurns(t *testing.T) {
 		b := a
 		f.correct(&b, "2 + 3 is 5.")
 	}
-	rows, err := fromFeedback(f.store, "")
+	rows, err := dataset.FromFeedback(f.store, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestToolTurnsLeaveRowsWithPhotos(t *testing.T) {
 	f.chatTurn(c.ID, "Look at this sum", "I see it.", photo)
 	a := f.toolAnswer(c.ID, "What is it?", "5", "Five.")
 	f.store.SetRating(a.ID, a.Version, 1)
-	rows, err := fromFeedback(f.store, "")
+	rows, err := dataset.FromFeedback(f.store, "")
 	if err != nil || len(rows.Examples) != 1 {
 		t.Fatalf("%d examples, %v", len(rows.Examples), err)
 	}

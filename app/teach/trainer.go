@@ -43,11 +43,11 @@ const (
 	EvStarted    EventKind = iota
 	EvStep                 // Step, Loss, Margin, Tokens, TokensPerSec, ETA
 	EvValidation           // Step, ValLoss
-	EvCheckpoint           // Step, Path: saved and complete
+	EvCheckpoint           // Step, Path: saved and complete; ValLoss (NaN: not validated); Best…
 	EvYield                // a chat is being served between steps
 	EvPaused               // the run holds after a step (Pause)
 	EvNotice               // Text
-	EvDone                 // Steps, Adapter, Cancelled
+	EvDone                 // Steps, Adapter, Cancelled; Best…
 	EvError                // Err
 )
 
@@ -66,9 +66,12 @@ type Event struct {
 	Text         string
 	Adapter      string // EvDone: the final adapter folder
 	Cancelled    bool
-	// EvDone: the saved state with the lowest validation loss, as the
-	// engine's run found it (Best "" when nothing saved was validated;
-	// the final adapter's folder when that is the best).
+	// EvCheckpoint, EvDone: the saved state with the lowest validation
+	// loss so far, as the engine's run keeps it (the one rule: Teach
+	// never compares losses itself). Best is its folder ("" and BestLoss
+	// NaN while nothing saved was validated; the final adapter's folder
+	// when that is the best at the end); BestStep counts from the
+	// segment's start as Step does.
 	Best     string
 	BestStep int
 	BestLoss float64

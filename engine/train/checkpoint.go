@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"perch/internal/durable"
@@ -23,13 +24,20 @@ func (r *runner) checkpoint(step int, val float64, hasVal bool) error {
 	}
 	name := CheckpointName(step, val, hasVal)
 	rel := filepath.Join("checkpoints", name)
-	ev := Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel)}
+	ev := Event{Kind: EventCheckpoint, Step: step, Path: filepath.Join(r.p.AdapterDir, rel), ValLoss: math.NaN()}
+	if hasVal {
+		ev.ValLoss = val
+	}
 	line := ev.JSON(r.p.Method, true)
 	r.streamBytes += int64(len(line)) + 1
 	r.metricsMu.Lock()
 	m := r.metrics.clone()
 	r.metricsMu.Unlock()
 	m.addCheckpoint(step, rel, val, hasVal)
+	if m.Best != nil { // what r.metrics names once this save completes: saves go one at a time
+		b := *m.Best
+		ev.Best = &b
+	}
 	pt, err := r.point(step, m)
 	if err != nil {
 		return fmt.Errorf("checkpoint at step %d: %w", step, err)

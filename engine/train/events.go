@@ -13,7 +13,7 @@ const (
 	EventStarted    EventKind = iota // Started
 	EventStep                        // Step, Metrics, TokensPerSec, ETA
 	EventValidation                  // Step, ValLoss, ValTokens, Elapsed
-	EventCheckpoint                  // Step, Path (saved and renamed into place)
+	EventCheckpoint                  // Step, Path (saved and renamed into place), ValLoss (NaN: not validated), Best
 	EventPaused                      // Step, Pause (and Text): a request is being served, or the run is paused
 	EventNotice                      // Text
 	EventDone                        // Result
@@ -53,8 +53,13 @@ type Event struct {
 	Path         string
 	Text         string
 	Pause        PauseReason // with EventPaused
-	Result       *Result
-	Err          error
+	// Best, with EventCheckpoint: the saved state with the lowest
+	// validation loss so far, as metrics.json names it (Path relative to
+	// the adapter folder; a continued run's earlier checkpoints count);
+	// nil while no saved state was validated.
+	Best   *Checkpoint
+	Result *Result
+	Err    error
 }
 
 // Result is how a run ended.

@@ -85,6 +85,22 @@ func (m *Metrics) addCheckpoint(step int, path string, val float64, hasVal bool)
 	m.Checkpoints = append(m.Checkpoints, c)
 }
 
+// BestOf is the checkpoint of cs with the lowest validation loss, by the
+// rule metrics.json's best follows (unvalidated ones never, the earlier
+// of equals); nil when none was validated. A caller that joins saved
+// states of its own (the app's segments of one run) asks here.
+func BestOf(cs ...Checkpoint) *Checkpoint {
+	var m Metrics
+	for _, c := range cs {
+		val, hasVal := math.NaN(), c.ValLoss != nil
+		if hasVal {
+			val = *c.ValLoss
+		}
+		m.addCheckpoint(c.Step, c.Path, val, hasVal)
+	}
+	return m.Best
+}
+
 // clone is a deep copy of m.
 func (m *Metrics) clone() Metrics {
 	c := *m

@@ -1,4 +1,4 @@
-package teach
+package dataset
 
 import (
 	"bufio"
@@ -26,22 +26,22 @@ const (
 	maxRows       = 1 << 20
 )
 
-// folderSplit is one file's lines by kind.
-type folderSplit struct {
+// FolderSplit is one file's lines by kind.
+type FolderSplit struct {
 	Examples, Pairs [][]byte // lines, media paths made absolute
 	Media           int      // lines with a media part
 	Preview         []Row
 }
 
-// folderData is a user's dataset folder.
-type folderData struct {
+// Folder is a user's dataset folder.
+type Folder struct {
 	Dir          string
-	Train, Valid folderSplit
+	Train, Valid FolderSplit
 	HasValid     bool
 }
 
-// readFolder reads dir/train.jsonl (required) and dir/valid.jsonl.
-func readFolder(dir string) (*folderData, error) {
+// ReadFolder reads dir/train.jsonl (required) and dir/valid.jsonl.
+func ReadFolder(dir string) (*Folder, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("the folder %s: %w", dir, err)
@@ -53,7 +53,7 @@ func readFolder(dir string) (*folderData, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd := &folderData{Dir: abs}
+	fd := &Folder{Dir: abs}
 	if err := readSplit(filepath.Join(abs, "train.jsonl"), &fd.Train); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no train.jsonl (mlx-lm's layout: train.jsonl, and valid.jsonl for validation)", dir)
@@ -70,7 +70,7 @@ func readFolder(dir string) (*folderData, error) {
 	return fd, nil
 }
 
-func readSplit(path string, s *folderSplit) error {
+func readSplit(path string, s *FolderSplit) error {
 	f, err := regfile.Open(path) // a FIFO or device is refused before any read
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 }
 
 // add classifies one line and keeps it with its media paths made absolute.
-func (s *folderSplit) add(line []byte, dir, src string) error {
+func (s *FolderSplit) add(line []byte, dir, src string) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	var rec map[string]any

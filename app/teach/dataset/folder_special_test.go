@@ -1,4 +1,4 @@
-package teach
+package dataset
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func TestFolderSpecialFilesRefused(t *testing.T) {
 				os.Symlink("/dev/zero", p)
 			}
 			t0 := time.Now()
-			_, err := readFolder(dir)
+			_, err := ReadFolder(dir)
 			if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "not a regular file") || time.Since(t0) > time.Second {
 				t.Errorf("%s as a %s: err %v after %v", file, kind, err, time.Since(t0))
 			}

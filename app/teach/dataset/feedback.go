@@ -1,13 +1,4 @@
-// Package teach is the app side of fine-tuning: it turns the user's
-// ratings, corrections and regenerations into SFT rows and preference
-// pairs, hands them to the engine's trainer as rows (train.Example, their
-// attachments named by hash; no dataset file on the way) while recording
-// the run (its plan as versioned JSON), its metrics and checkpoints
-// durably, and keeps the library of adapters the user owns: the best
-// checkpoint is the one the engine's result names, and a finished adapter
-// is linked in, not read back. ExportDataset writes the rows as an mlx-lm
-// dataset folder for the user. It implements ui.Teacher and ui.Adapters.
-package teach
+package dataset
 
 import (
 	"encoding/json"
@@ -63,9 +54,9 @@ type Rows struct {
 	Rated    []Row // every judged version on its own, liked or disliked (KTO)
 }
 
-// fromFeedback reads every taught answer in the history. system, when
+// FromFeedback reads every taught answer in the history. system, when
 // set, opens each prompt (chats are sent with it).
-func fromFeedback(store *history.Store, system string) (Rows, error) {
+func FromFeedback(store *history.Store, system string) (Rows, error) {
 	var out Rows
 	taught, err := store.TaughtAnswers()
 	if err != nil {

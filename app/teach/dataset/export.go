@@ -1,15 +1,12 @@
-package teach
+package dataset
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"perch/app/history"
@@ -59,40 +56,6 @@ type pairLine struct {
 	Prompt   []jsonMessage `json:"prompt"`
 	Chosen   string        `json:"chosen"`
 	Rejected string        `json:"rejected"`
-}
-
-// split divides rows into training and validation: a share of them,
-// chosen by a hash of each row's key so the split stays the same as
-// feedback grows. With three rows or more and share > 0, at least one is
-// held out; at least one always trains.
-func split(rows []Row, share float64) (train, valid []Row) {
-	if share <= 0 || len(rows) < 3 {
-		return rows, nil
-	}
-	n := int(float64(len(rows))*share + 0.5)
-	n = min(max(n, 1), len(rows)-1)
-	type ranked struct {
-		h uint64
-		i int
-	}
-	rk := make([]ranked, len(rows))
-	for i, r := range rows {
-		sum := sha256.Sum256([]byte(r.Key))
-		rk[i] = ranked{binary.BigEndian.Uint64(sum[:8]), i}
-	}
-	sort.Slice(rk, func(a, b int) bool { return rk[a].h < rk[b].h })
-	held := map[int]bool{}
-	for _, r := range rk[:n] {
-		held[r.i] = true
-	}
-	for i, r := range rows {
-		if held[i] {
-			valid = append(valid, r)
-		} else {
-			train = append(train, r)
-		}
-	}
-	return train, valid
 }
 
 // datasetWriter writes one dataset folder, copying each attachment once.
@@ -231,25 +194,22 @@ func (w *datasetWriter) file(name string, rows []Row, pairs bool, raw [][]byte) 
 	return f.Close()
 }
 
-// ExportDataset writes the plan's rows as an mlx-lm dataset folder in dir
-// (train.jsonl, valid.jsonl, the attachments under media/) for the user
-// to keep or to train elsewhere. Perch's own runs never read it: their
-// rows go to the engine as they are.
-func (s *Service) ExportDataset(plan ui.TrainPlan, dir string) error {
-	d, err := s.gather(plan.Source, plan.Method, plan.ValShare)
-	if err != nil {
-		return err
-	}
-	if len(d.train)+len(d.rawTrain) == 0 {
+// Export writes d as an mlx-lm dataset folder in dir (train.jsonl,
+// valid.jsonl, the attachments under media/, read from store) for the
+// user to keep or to train elsewhere: preference pairs, or examples for
+// SFT. Perch's own runs never read it: their rows go to the engine as
+// they are (Examples).
+func (d *Data) Export(store *history.Store, dir string, m ui.TrainMethod) error {
+	if len(d.Train)+len(d.RawTrain) == 0 {
 		return errors.New("nothing to export: the data has no rows for this method")
 	}
-	w, err := newDatasetWriter(dir, s.o.Store)
+	w, err := newDatasetWriter(dir, store)
 	if err != nil {
 		return err
 	}
-	pairs := plan.Method != ui.MethodSFT
-	if err := w.file("train.jsonl", d.train, pairs, d.rawTrain); err != nil {
+	pairs := m != ui.MethodSFT
+	if err := w.file("train.jsonl", d.Train, pairs, d.RawTrain); err != nil {
 		return err
 	}
-	return w.file("valid.jsonl", d.valid, pairs, d.rawVal)
+	return w.file("valid.jsonl", d.Valid, pairs, d.RawVal)
 }

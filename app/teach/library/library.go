@@ -1,4 +1,4 @@
-package teach
+package library
 
 import (
 	"encoding/json"
@@ -9,28 +9,56 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"perch/app/history"
 	"perch/engine/lora"
 	"perch/engine/regfile"
+	"perch/engine/train"
 	"perch/internal/durable"
 	"perch/ui"
 )
 
-// The adapter library: each adapter's files live in Dir/adapters/<id>/
-// (mlx-lm's two files), its facts in the history database.
+// Options are what the library needs from the app.
+type Options struct {
+	Store *history.Store
+	// Dir holds adapters/<id>/.
+	Dir string
+	// Bases lists the models adapters can be for; Locate finds one's
+	// folder and name. ImportAdapter matches a config's "model" with them.
+	Bases  func() ([]ui.TeachBase, error)
+	Locate func(id string) (dir, name string, err error)
+	// Busy reports whether a run is training into the adapter (it is not
+	// deleted then).
+	Busy func(adapterID string) bool
+}
 
-func (s *Service) locate(id string) (dir, name string, err error) {
-	if s.o.Locate == nil {
-		return "", id, nil
+// Library is the adapters the user owns: each one's files in
+// Dir/adapters/<id>/ (mlx-lm's two files, and best/ when the run's best
+// checkpoint is not its final adapter), its facts in the history
+// database. It implements ui.Adapters.
+type Library struct{ o Options }
+
+var _ ui.Adapters = (*Library)(nil)
+
+// New returns the library o describes.
+func New(o Options) *Library {
+	if o.Bases == nil {
+		o.Bases = func() ([]ui.TeachBase, error) { return nil, nil }
 	}
-	return s.o.Locate(id)
+	if o.Locate == nil {
+		o.Locate = func(id string) (string, string, error) { return "", id, nil }
+	}
+	if o.Busy == nil {
+		o.Busy = func(string) bool { return false }
+	}
+	return &Library{o: o}
 }
 
 // Adapters implements ui.Adapters.
-func (s *Service) Adapters() ([]ui.AdapterInfo, error) {
-	as, err := s.o.Store.Adapters()
+func (l *Library) Adapters() ([]ui.AdapterInfo, error) {
+	as, err := l.o.Store.Adapters()
 	if err != nil {
 		return nil, err
 	}
@@ -43,8 +71,8 @@ func (s *Service) Adapters() ([]ui.AdapterInfo, error) {
 }
 
 // AdapterDir is where adapter id's files are ("" when unknown).
-func (s *Service) AdapterDir(id string) string {
-	a, err := s.o.Store.AdapterByID(id)
+func (l *Library) AdapterDir(id string) string {
+	a, err := l.o.Store.AdapterByID(id)
 	if err != nil {
 		return ""
 	}
@@ -63,8 +91,8 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-// checkName refuses names the library and the local API cannot use.
-func checkName(name string) error {
+// CheckName refuses names the library and the local API cannot use.
+func CheckName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
 		return errors.New("give the adapter a name")
@@ -76,9 +104,9 @@ func checkName(name string) error {
 	return nil
 }
 
-// uniqueName is name, or name-2, name-3… when another adapter of base has it.
-func (s *Service) uniqueName(name, base, except string) (string, error) {
-	as, err := s.o.Store.Adapters()
+// UniqueName is name, or name-2, name-3… when another adapter of base has it.
+func (l *Library) UniqueName(name, base, except string) (string, error) {
+	as, err := l.o.Store.Adapters()
 	if err != nil {
 		return "", err
 	}
@@ -96,46 +124,43 @@ func (s *Service) uniqueName(name, base, except string) (string, error) {
 }
 
 // RenameAdapter implements ui.Adapters.
-func (s *Service) RenameAdapter(id, name string) error {
+func (l *Library) RenameAdapter(id, name string) error {
 	name = strings.TrimSpace(name)
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
-	a, err := s.o.Store.AdapterByID(id)
+	a, err := l.o.Store.AdapterByID(id)
 	if err != nil {
 		return err
 	}
-	if u, err := s.uniqueName(name, a.Base, id); err != nil {
+	if u, err := l.UniqueName(name, a.Base, id); err != nil {
 		return err
 	} else if u != name {
 		return fmt.Errorf("another adapter for %s is called %s", a.BaseName, name)
 	}
-	return s.o.Store.RenameAdapter(id, name)
+	return l.o.Store.RenameAdapter(id, name)
 }
 
 // DeleteAdapter implements ui.Adapters.
-func (s *Service) DeleteAdapter(id string) error {
-	a, err := s.o.Store.AdapterByID(id)
+func (l *Library) DeleteAdapter(id string) error {
+	a, err := l.o.Store.AdapterByID(id)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	busy := s.active != nil && s.active.rec.AdapterID == id
-	s.mu.Unlock()
-	if busy {
+	if l.o.Busy(id) {
 		return errors.New("a run is training this adapter: stop it first")
 	}
-	if err := s.o.Store.DeleteAdapter(id); err != nil {
+	if err := l.o.Store.DeleteAdapter(id); err != nil {
 		return err
 	}
-	return s.removeAll(a.Dir)
+	return l.removeAll(a.Dir)
 }
 
 // ExportAdapter implements ui.Adapters: an mlx-lm adapter folder named
 // after the adapter, inside dir, with the run's best checkpoint (the final
 // adapter when that is the best, or nothing was validated).
-func (s *Service) ExportAdapter(id, dir string) (string, error) {
-	a, err := s.o.Store.AdapterByID(id)
+func (l *Library) ExportAdapter(id, dir string) (string, error) {
+	a, err := l.o.Store.AdapterByID(id)
 	if err != nil {
 		return "", err
 	}
@@ -154,30 +179,30 @@ func (s *Service) ExportAdapter(id, dir string) (string, error) {
 
 // ImportAdapter implements ui.Adapters: the folder is checked as the
 // engine will load it, then copied into the library.
-func (s *Service) ImportAdapter(dir string) (ui.AdapterInfo, error) {
+func (l *Library) ImportAdapter(dir string) (ui.AdapterInfo, error) {
 	ad, err := lora.Load(dir)
 	if err != nil {
 		return ui.AdapterInfo{}, fmt.Errorf("not an adapter Perch can use: %w", err)
 	}
-	base, baseName := s.baseOf(ad.Config)
+	base, baseName := l.baseOf(ad.Config)
 	if base == "" {
 		return ui.AdapterInfo{}, errors.New("its adapter_config.json names no model Perch has (\"model\"): download the model it was trained for first")
 	}
 	name := strings.TrimSpace(filepath.Base(filepath.Clean(dir)))
 	name = strings.NewReplacer("+", "-").Replace(name)
-	if checkName(name) != nil {
+	if CheckName(name) != nil {
 		name = "imported"
 	}
-	if name, err = s.uniqueName(name, base, ""); err != nil {
+	if name, err = l.UniqueName(name, base, ""); err != nil {
 		return ui.AdapterInfo{}, err
 	}
 	rec := history.Adapter{ID: newAdapterID(), Name: name, Base: base, BaseName: baseName, Rank: ad.Config.LoRA.Rank, BestVal: math.NaN()}
-	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
+	rec.Dir = filepath.Join(l.o.Dir, "adapters", rec.ID)
 	if err := copyAdapter(dir, rec.Dir); err != nil {
 		return ui.AdapterInfo{}, err
 	}
-	if err := s.o.Store.PutAdapter(&rec); err != nil {
-		s.removeAll(rec.Dir)
+	if err := l.o.Store.PutAdapter(&rec); err != nil {
+		l.removeAll(rec.Dir)
 		return ui.AdapterInfo{}, err
 	}
 	return ui.AdapterInfo{ID: rec.ID, Name: rec.Name, Base: base, BaseName: baseName, Created: rec.Created,
@@ -186,16 +211,16 @@ func (s *Service) ImportAdapter(dir string) (ui.AdapterInfo, error) {
 
 // baseOf matches the "model" an mlx-lm config names with a model here:
 // its id, its folder, or the last part of either.
-func (s *Service) baseOf(cfg lora.Config) (id, name string) {
+func (l *Library) baseOf(cfg lora.Config) (id, name string) {
 	var model string
 	json.Unmarshal(cfg.Extra["model"], &model)
 	if model == "" {
 		return "", ""
 	}
-	bases, _ := s.Bases()
+	bases, _ := l.o.Bases()
 	last := func(p string) string { return strings.ToLower(filepath.Base(strings.TrimRight(p, "/"))) }
 	for _, b := range bases {
-		dir, _, _ := s.locate(b.ID)
+		dir, _, _ := l.o.Locate(b.ID)
 		if b.ID == model || (dir != "" && dir == model) || last(b.ID) == last(model) {
 			return b.ID, b.Name
 		}
@@ -203,36 +228,38 @@ func (s *Service) baseOf(cfg lora.Config) (id, name string) {
 	return "", ""
 }
 
-func newAdapterID() string { return "ad-" + newRunID()[4:] }
+func newAdapterID() string {
+	return fmt.Sprintf("ad-%s", time.Now().UTC().Format("20060102-150405.000000"))
+}
 
-// keepAdapter puts a finished run's adapter into the library (replacing
-// the run's earlier one when it was resumed) and records it, with the best
-// saved state the engine reported (done.Best; offset: the steps before the
-// segment). The adapter's files are linked, not read: the chat that
-// switches it on is the one read after training.
-func (s *Service) keepAdapter(run history.TrainRun, rank int, done *Event, offset int) (string, error) {
-	from := done.Adapter
+// Keep puts a finished run's adapter (the folder from) into the library
+// (replacing the run's earlier one when it was resumed) and records it,
+// with best, the run's best saved state as the engine reported it (Step
+// from the run's start; nil when nothing saved was validated). The
+// adapter's files are linked, not read: the chat that switches it on is
+// the one read after training.
+func (l *Library) Keep(run history.TrainRun, rank int, from string, best *train.Checkpoint) (string, error) {
 	rec := history.Adapter{ID: run.AdapterID, Base: run.Base, BaseName: run.BaseName, Method: run.Method,
 		Rank: rank, Steps: run.Step, BestVal: math.NaN(), RunID: run.ID}
 	var err error
 	if rec.ID == "" {
 		rec.ID = newAdapterID()
-		if rec.Name, err = s.uniqueName(run.Name, run.Base, ""); err != nil {
+		if rec.Name, err = l.UniqueName(run.Name, run.Base, ""); err != nil {
 			return "", err
 		}
-	} else if old, err := s.o.Store.AdapterByID(rec.ID); err == nil {
+	} else if old, err := l.o.Store.AdapterByID(rec.ID); err == nil {
 		rec.Name, rec.Created = old.Name, old.Created
 	} else {
 		rec.Name = run.Name
 	}
-	rec.Dir = filepath.Join(s.o.Dir, "adapters", rec.ID)
+	rec.Dir = filepath.Join(l.o.Dir, "adapters", rec.ID)
 	if err := linkAdapter(from, rec.Dir); err != nil {
 		return "", err
 	}
-	if err := keepBest(done, offset, &rec); err != nil {
+	if err := keepBest(best, from, &rec); err != nil {
 		return "", err
 	}
-	return rec.ID, s.o.Store.PutAdapter(&rec)
+	return rec.ID, l.o.Store.PutAdapter(&rec)
 }
 
 // linkAdapter is copyAdapter by hard links where the file system allows
@@ -289,4 +316,13 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// removeAll deletes a folder Perch made, refusing anything outside Dir.
+func (l *Library) removeAll(dir string) error {
+	rel, err := filepath.Rel(l.o.Dir, dir)
+	if err != nil || rel == "." || rel == ".." || filepath.IsAbs(rel) || len(rel) > 1 && rel[:2] == ".." {
+		return fmt.Errorf("teach: %s is not inside %s", dir, l.o.Dir)
+	}
+	return os.RemoveAll(dir)
 }
