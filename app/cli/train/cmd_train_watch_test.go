@@ -23,9 +23,12 @@ func TestTrainWatchFollows(t *testing.T) {
 	path := filepath.Join(dir, "metrics.jsonl")
 	go func() {
 		time.Sleep(50 * time.Millisecond) // the file appears after watch starts
-		f, _ := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_EX) // as a live run holds its stream
+		// Locked before it appears (as a live run holds its stream), so that
+		// the watcher never sees an unlocked stream, which means a dead run.
+		f, _ := os.OpenFile(path+".new", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		f.WriteString(streamSample + `{"type":"st`)
+		os.Rename(path+".new", path)
 		time.Sleep(50 * time.Millisecond)
 		f.WriteString("ep\",\"step\":2,\"loss\":1.5,\"grad_norm\":1,\"tokens\":3}\nnot json\n")
 		f.WriteString(`{"type":"done","steps":2,"adapter_path":"a","cancelled":false}` + "\n")
