@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import (
 	"context"
@@ -17,7 +17,7 @@ type coefRow struct {
 }
 
 // newCoefRow allocates an MCU row's buffers.
-func (d *jpegDecoder) newCoefRow() *coefRow {
+func (d *decoder) newCoefRow() *coefRow {
 	r := &coefRow{offs: make([]int, len(d.comps))}
 	n := 0
 	for i, c := range d.comps {
@@ -29,7 +29,7 @@ func (d *jpegDecoder) newCoefRow() *coefRow {
 }
 
 // decodeRow entropy-decodes MCU row my into row, handling restart markers.
-func (d *jpegDecoder) decodeRow(br *bitReader, row *coefRow, my int, preds []int32, mcu *int) error {
+func (d *decoder) decodeRow(br *bitReader, row *coefRow, my int, preds []int32, mcu *int) error {
 	row.my = my
 	for mx := 0; mx < d.mcusX; mx++ {
 		if d.restart > 0 && *mcu > 0 && *mcu%d.restart == 0 {
@@ -55,7 +55,7 @@ func (d *jpegDecoder) decodeRow(br *bitReader, row *coefRow, my int, preds []int
 		}
 	}
 	if br.overrun() {
-		return jpegError("truncated image data (MCU row %d of %d)", my+1, d.mcusY)
+		return errorf("truncated image data (MCU row %d of %d)", my+1, d.mcusY)
 	}
 	return nil
 }
@@ -64,21 +64,21 @@ func (d *jpegDecoder) decodeRow(br *bitReader, row *coefRow, my int, preds []int
 // and resets the bit buffer after it.
 func (br *bitReader) restartMarker(n int) error {
 	if br.overrun() {
-		return jpegError("truncated image data before a restart marker")
+		return errorf("truncated image data before a restart marker")
 	}
 	p := br.pos
 	for p < len(br.data) && br.data[p] == 0xff {
 		p++
 	}
 	if p == br.pos || p >= len(br.data) || br.data[p] != 0xd0+byte(n) {
-		return jpegError("missing restart marker RST%d", n)
+		return errorf("missing restart marker RST%d", n)
 	}
 	br.pos, br.bits, br.n, br.fake, br.marker = p+1, 0, 0, 0, false
 	return nil
 }
 
 // idctRow turns an MCU row's coefficients into samples of every plane.
-func (d *jpegDecoder) idctRow(row *coefRow) {
+func (d *decoder) idctRow(row *coefRow) {
 	for ci := range d.comps {
 		c := &d.comps[ci]
 		q := &d.quant[c.tq]
@@ -95,7 +95,7 @@ func (d *jpegDecoder) idctRow(row *coefRow) {
 
 // decodeScan decodes the scan starting at pos into the planes: entropy
 // decoding on this goroutine, the IDCT of finished MCU rows on others.
-func (d *jpegDecoder) decodeScan(ctx context.Context, pos int) error {
+func (d *decoder) decodeScan(ctx context.Context, pos int) error {
 	for i := range d.comps {
 		c := &d.comps[i]
 		c.pix = make([]uint8, c.stride*8*c.bh)
@@ -165,37 +165,4 @@ func ycbcrRatio(h, v int) (image.YCbCrSubsampleRatio, bool) {
 		return image.YCbCrSubsampleRatio410, true
 	}
 	return 0, false
-}
-
-// decodeJPEG decodes a baseline JPEG to *image.YCbCr, *image.Gray or (for
-// RGB-coded files) *image.RGBA, or returns errJPEGFallback.
-func decodeJPEG(ctx context.Context, data []byte, lim Limits) (image.Image, error) {
-	d := &jpegDecoder{data: data}
-	pos, err := d.parse(lim)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.decodeScan(ctx, pos); err != nil {
-		return nil, err
-	}
-	rect := image.Rect(0, 0, d.w, d.h)
-	if len(d.comps) == 1 {
-		c := d.comps[0]
-		return &image.Gray{Pix: c.pix, Stride: c.stride, Rect: rect}, nil
-	}
-	y, cb, cr := d.comps[0], d.comps[1], d.comps[2]
-	if d.colorRGB() {
-		m := image.NewRGBA(rect)
-		for j := 0; j < d.h; j++ {
-			dst := m.Pix[j*m.Stride:][:4*d.w]
-			r, g, b := y.pix[j*y.stride:][:d.w], cb.pix[j*cb.stride:][:d.w], cr.pix[j*cr.stride:][:d.w]
-			for i := range r {
-				dst[4*i], dst[4*i+1], dst[4*i+2], dst[4*i+3] = r[i], g[i], b[i], 255
-			}
-		}
-		return m, nil
-	}
-	ratio, _ := d.chromaRatio()
-	return &image.YCbCr{Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride,
-		SubsampleRatio: ratio, Rect: rect}, nil
 }

@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import "image"
 
@@ -33,9 +33,9 @@ func clip(v int32) uint8 {
 	return uint8(v)
 }
 
-// jpegRow converts output row y, upsampling chroma like libjpeg-turbo's
+// packedRow converts output row y, upsampling chroma like libjpeg-turbo's
 // h2v2/h2v1/h1v2 "fancy" upsamplers (triangle filter, 3:1 weights).
-func jpegRow(m *image.YCbCr, y int, dst []uint8) {
+func packedRow(m *image.YCbCr, y int, dst []uint8) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	yrow := m.Y[m.YOffset(m.Rect.Min.X, m.Rect.Min.Y+y)-0:][:w]
 	cw, ch := chromaSize(m.SubsampleRatio, w, h)
@@ -146,51 +146,4 @@ func h2v1Fancy(out, in []uint8) {
 	}
 	out[2*n-2] = uint8((int(in[n-1])*3 + int(in[n-2]) + 1) >> 2)
 	out[2*n-1] = in[n-1]
-}
-
-// webpRow converts VP8's limited-range BT.601 YUV (4:2:0) with libwebp's
-// fixed-point formulas (dsp/yuv.h); chroma is linearly interpolated.
-func webpRow(m *image.YCbCr, y int, dst []uint8) {
-	w, h := m.Rect.Dx(), m.Rect.Dy()
-	yrow := m.Y[m.YOffset(m.Rect.Min.X, m.Rect.Min.Y+y):][:w]
-	cw, ch := chromaSize(m.SubsampleRatio, w, h)
-	if m.SubsampleRatio != image.YCbCrSubsampleRatio420 {
-		for x, yv := range yrow {
-			i := m.COffset(m.Rect.Min.X+x, m.Rect.Min.Y+y)
-			webpPixel(dst[3*x:3*x+3], int(yv), int(m.Cb[i]), int(m.Cr[i]))
-		}
-		return
-	}
-	// libwebp's "fancy" upsampler: 9/16, 3/16, 3/16, 1/16 of the four nearest samples.
-	r := y / 2
-	fr := max(r-1, 0)
-	if y%2 == 1 {
-		fr = min(r+1, ch-1)
-	}
-	for x, yv := range yrow {
-		c := x / 2
-		fc := max(c-1, 0)
-		if x%2 == 1 {
-			fc = min(c+1, cw-1)
-		}
-		u := (9*int(m.Cb[r*m.CStride+c]) + 3*int(m.Cb[r*m.CStride+fc]) + 3*int(m.Cb[fr*m.CStride+c]) + int(m.Cb[fr*m.CStride+fc]) + 8) >> 4
-		v := (9*int(m.Cr[r*m.CStride+c]) + 3*int(m.Cr[r*m.CStride+fc]) + 3*int(m.Cr[fr*m.CStride+c]) + int(m.Cr[fr*m.CStride+fc]) + 8) >> 4
-		webpPixel(dst[3*x:3*x+3], int(yv), u, v)
-	}
-}
-
-func webpPixel(dst []uint8, y, u, v int) {
-	mh := func(a, c int) int { return (a * c) >> 8 }
-	clip14 := func(x int) uint8 {
-		if x&^((256<<6)-1) == 0 {
-			return uint8(x >> 6)
-		}
-		if x < 0 {
-			return 0
-		}
-		return 255
-	}
-	dst[0] = clip14(mh(y, 19077) + mh(v, 26149) - 14234)
-	dst[1] = clip14(mh(y, 19077) - mh(u, 6419) - mh(v, 13320) + 8708)
-	dst[2] = clip14(mh(y, 19077) + mh(u, 33050) - 17685)
 }

@@ -1,9 +1,6 @@
-package picture
+package jpeg
 
 import "image"
-
-// Planar YCbCr→RGB rows for the resampler: libjpeg's fancy upsampling and
-// YCC tables (the same results as jpegRow), written as three planes.
 
 // rangeLimit clamps v+384 to 0..255 (libjpeg's range_limit table).
 var rangeLimit = func() (t [1024]uint8) {
@@ -13,9 +10,12 @@ var rangeLimit = func() (t [1024]uint8) {
 	return t
 }()
 
-// yccRowPlanes converts output row y of m into r, g and b (len w each).
-// Chroma is upsampled into b (Cb) and g (Cr) first, then converted in place.
-func yccRowPlanes(m *image.YCbCr, y int, r, g, b []uint8) {
+// RowPlanes converts row y of m, a JPEG's planes whose Rect starts at (0, 0),
+// to RGB the way libjpeg does (fancy upsampling, YCC tables; the same result
+// as packedRow) and writes it as three planes r, g and b (len w each),
+// the form the resampler reads. Chroma is upsampled into b (Cb) and g (Cr)
+// first, then converted in place.
+func RowPlanes(m *image.YCbCr, y int, r, g, b []uint8) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	yrow := m.Y[y*m.YStride:][:w]
 	cw, ch := chromaSize(m.SubsampleRatio, w, h)
@@ -37,7 +37,7 @@ func yccRowPlanes(m *image.YCbCr, y int, r, g, b []uint8) {
 		fancyUpsample(g, m.Cr[near:][:cw], m.Cr[far:][:cw], h2v2Bias)
 	default:
 		row := make([]uint8, 3*w)
-		jpegRow(m, y, row)
+		packedRow(m, y, row)
 		for x := range r {
 			r[x], g[x], b[x] = row[3*x], row[3*x+1], row[3*x+2]
 		}

@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import (
 	"bytes"
@@ -30,13 +30,13 @@ func goJPEG(t testing.TB, w, h, q int, gray bool) []byte {
 	return buf.Bytes()
 }
 
-// decodeOurs runs our decoder and converts to RGB as Decode does.
-func decodeOurs(t testing.TB, data []byte) (*RGB, error) {
-	m, err := decodeJPEG(context.Background(), data, DefaultLimits)
+// decodeOurs decodes and converts to RGB as media/picture does.
+func decodeOurs(t testing.TB, data []byte) ([]byte, error) {
+	m, err := Decode(context.Background(), data, noLimit)
 	if err != nil {
 		return nil, err
 	}
-	return toRGB(m, false), nil
+	return toRGB(t, m, false), nil
 }
 
 // Restart markers change the coding, never the pixels.
@@ -59,7 +59,7 @@ func TestJPEGRestartIntervals(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%dx%d every %d MCUs: %v", c.w, c.h, interval, err)
 			}
-			if !bytes.Equal(got.Pix, want.Pix) {
+			if !bytes.Equal(got, want) {
 				t.Errorf("%dx%d every %d MCUs: pixels differ", c.w, c.h, interval)
 			}
 		}
@@ -84,7 +84,7 @@ func TestJPEGBadRestartMarker(t *testing.T) {
 func TestJPEGTruncated(t *testing.T) {
 	for _, data := range [][]byte{goJPEG(t, 40, 30, 75, false), goJPEG(t, 33, 17, 95, true), withRestarts(t, goJPEG(t, 48, 40, 90, false), 3)} {
 		for cut := 0; cut < len(data)-2; cut++ {
-			if _, _, err := Decode(context.Background(), data[:cut], DefaultLimits); err == nil {
+			if _, err := Decode(context.Background(), data[:cut], noLimit); err == nil {
 				t.Fatalf("cut at %d of %d: no error", cut, len(data))
 			}
 		}
@@ -103,8 +103,12 @@ func TestJPEGCorruptBytes(t *testing.T) {
 		for n := 1 + rng.Intn(3); n > 0; n-- {
 			bad[rng.Intn(len(bad))] = byte(rng.Intn(256))
 		}
-		if m, _, err := Decode(context.Background(), bad, DefaultLimits); err == nil && len(m.Pix) != 3*m.W*m.H {
-			t.Fatalf("corrupt file %d: %dx%d with %d bytes", i, m.W, m.H, len(m.Pix))
+		m, err := Decode(context.Background(), bad, noLimit)
+		if err != nil {
+			continue
+		}
+		if b := m.Bounds(); len(toRGB(t, m, false)) != 3*b.Dx()*b.Dy() {
+			t.Fatalf("corrupt file %d: %v with wrong-sized rows", i, b)
 		}
 	}
 }
@@ -120,13 +124,13 @@ func TestJPEGHeaderCases(t *testing.T) {
 	}
 	prog := append([]byte{}, data...)
 	prog[bytes.Index(prog, []byte{0xff, 0xc0})+1] = 0xc2
-	if _, err := decodeOurs(t, prog); !errors.Is(err, errJPEGFallback) {
+	if _, err := decodeOurs(t, prog); !errors.Is(err, ErrNotBaseline) {
 		t.Errorf("SOF2: %v, want the image/jpeg fallback", err)
 	}
 	sof := append([]byte{}, data...)
 	i := bytes.Index(sof, []byte{0xff, 0xc0})
 	copy(sof[i+5:], []byte{0xff, 0xff, 0xff, 0xff}) // 65535 x 65535
-	if _, err := decodeJPEG(context.Background(), sof, DefaultLimits); !errors.Is(err, ErrTooLarge) {
+	if _, err := Decode(context.Background(), sof, noLimit); !errors.Is(err, errTooLarge) {
 		t.Errorf("65535x65535 frame: %v", err)
 	}
 	if _, err := decodeOurs(t, []byte{0xff, 0xd8, 0xff, 0xd9}); err == nil {
@@ -146,13 +150,13 @@ func TestJPEGParallelAndCancel(t *testing.T) {
 	for _, procs := range []int{2, 3, 8} {
 		runtime.GOMAXPROCS(procs)
 		got, err := decodeOurs(t, data)
-		if err != nil || !bytes.Equal(got.Pix, want.Pix) {
-			t.Fatalf("GOMAXPROCS %d: %v, pixels equal %v", procs, err, err == nil && bytes.Equal(got.Pix, want.Pix))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: %v, pixels equal %v", procs, err, err == nil && bytes.Equal(got, want))
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := decodeJPEG(ctx, data, DefaultLimits); !errors.Is(err, context.Canceled) {
+	if _, err := Decode(ctx, data, noLimit); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -170,34 +174,25 @@ func FuzzJPEG(f *testing.F) {
 		corrupt[len(s)*3/4] ^= 0x5a
 		f.Add(corrupt)
 	}
-	lim := Limits{MaxSide: 2048, MaxPixels: 1 << 20}
+	const maxPixels = 1 << 20
+	lim := limit(2048, maxPixels)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		m, err := decodeJPEG(context.Background(), data, lim)
+		m, err := Decode(context.Background(), data, lim)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			return
 		}
 		b := m.Bounds()
-		if b.Dx()*b.Dy() > int(lim.MaxPixels) {
+		if b.Dx()*b.Dy() > maxPixels {
 			t.Fatalf("decoded %v past the limits", b)
 		}
 		if a := after.TotalAlloc - before.TotalAlloc; a > 16<<20+uint64(4*len(data)) {
 			t.Fatalf("decoding %d bytes allocated %d", len(data), a)
 		}
-		var src *Source
-		switch m := m.(type) {
-		case *image.YCbCr:
-			src = &Source{w: b.Dx(), h: b.Dy(), ycc: m}
-		case *image.Gray:
-			src = &Source{w: b.Dx(), h: b.Dy(), gray: m}
-		default:
-			return
-		}
-		r, g, bl := make([]uint8, b.Dx()), make([]uint8, b.Dx()), make([]uint8, b.Dx())
-		for y := 0; y < b.Dy(); y++ {
-			src.Row(y, r, g, bl)
+		if n := len(toRGB(t, m, false)); n != 3*b.Dx()*b.Dy() {
+			t.Fatalf("%v converted to %d bytes", b, n)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import (
 	"encoding/binary"
@@ -106,8 +106,8 @@ func encodeBlock(w *bitWriter, blk *[64]int16, dc, ac *[256]huffCode, pred *int1
 // a DRI segment and RSTn markers every interval MCUs.
 func withRestarts(t testing.TB, data []byte, interval int) []byte {
 	t.Helper()
-	d := &jpegDecoder{data: data}
-	pos, err := d.parse(DefaultLimits)
+	d := &decoder{data: data}
+	pos, err := d.parse(noLimit)
 	if err != nil {
 		t.Fatal(err)
 	}

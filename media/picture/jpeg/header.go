@@ -1,28 +1,12 @@
-package picture
+package jpeg
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"image"
 )
 
-// Our own baseline JPEG decoder (ITU T.81, sequential Huffman, 8-bit), whose
-// samples equal libjpeg's default decoding (what Pillow shows): the integer
-// "islow" IDCT, then the existing fancy upsampling and YCC tables (ycc.go).
-// Progressive, arithmetic, 12-bit, lossless, CMYK/YCCK, multi-scan and odd
-// sampling layouts return errJPEGFallback and go to image/jpeg.
-
-// errJPEGFallback marks a valid JPEG this decoder leaves to image/jpeg.
-var errJPEGFallback = errors.New("jpeg: not baseline")
-
-// jpegError is a corrupt or truncated file.
-func jpegError(format string, args ...any) error {
-	return fmt.Errorf("jpeg: "+format, args...)
-}
-
-// jpegComp is one colour component of the frame (T.81 B.2.2) and its plane.
-type jpegComp struct {
+// component is one colour component of the frame (T.81 B.2.2) and its plane.
+type component struct {
 	id     uint8
 	h, v   int   // sampling factors within an MCU
 	tq     uint8 // quantisation table
@@ -32,11 +16,11 @@ type jpegComp struct {
 	stride int // 8·bw
 }
 
-// jpegDecoder holds the tables and frame of one file.
-type jpegDecoder struct {
+// decoder holds the tables and frame of one file.
+type decoder struct {
 	data           []byte
 	w, h           int
-	comps          []jpegComp
+	comps          []component
 	hmax, vmax     int
 	mcusX, mcusY   int
 	quant          [4][64]int32 // natural order
@@ -50,10 +34,10 @@ type jpegDecoder struct {
 
 // parse reads markers up to and including the first SOS and returns the
 // offset of the entropy-coded data that follows it.
-func (d *jpegDecoder) parse(lim Limits) (int, error) {
+func (d *decoder) parse(sizeOK func(w, h int) error) (int, error) {
 	data := d.data
 	if len(data) < 4 || data[0] != 0xff || data[1] != 0xd8 {
-		return 0, jpegError("missing SOI marker")
+		return 0, errorf("missing SOI marker")
 	}
 	pos := 2
 	for {
@@ -65,44 +49,44 @@ func (d *jpegDecoder) parse(lim Limits) (int, error) {
 			pos++
 		}
 		if pos >= len(data) {
-			return 0, jpegError("truncated before the image data")
+			return 0, errorf("truncated before the image data")
 		}
 		m := data[pos]
 		pos++
 		switch {
 		case m == 0xd9:
-			return 0, jpegError("no image data before EOI")
+			return 0, errorf("no image data before EOI")
 		case m == 0x01 || (m >= 0xd0 && m <= 0xd7):
 			continue // standalone markers
 		}
 		if pos+2 > len(data) {
-			return 0, jpegError("truncated marker segment")
+			return 0, errorf("truncated marker segment")
 		}
 		n := int(binary.BigEndian.Uint16(data[pos:]))
 		if n < 2 || pos+n > len(data) {
-			return 0, jpegError("truncated marker segment %#02x", m)
+			return 0, errorf("truncated marker segment %#02x", m)
 		}
 		seg := data[pos+2 : pos+n]
 		pos += n
 		var err error
 		switch {
 		case m == 0xc0 || m == 0xc1:
-			err = d.parseSOF(seg, lim)
+			err = d.parseSOF(seg, sizeOK)
 		case m >= 0xc2 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc:
-			return 0, errJPEGFallback // progressive, lossless, arithmetic, hierarchical
+			return 0, ErrNotBaseline // progressive, lossless, arithmetic, hierarchical
 		case m == 0xc4:
 			err = d.parseDHT(seg)
 		case m == 0xdb:
 			err = d.parseDQT(seg)
 		case m == 0xdd:
 			if len(seg) != 2 {
-				return 0, jpegError("bad DRI segment")
+				return 0, errorf("bad DRI segment")
 			}
 			d.restart = int(binary.BigEndian.Uint16(seg))
 		case m == 0xda:
 			return pos, d.parseSOS(seg)
 		case m == 0xdc:
-			return 0, errJPEGFallback // DNL: height defined after the scan
+			return 0, ErrNotBaseline // DNL: height defined after the scan
 		case m == 0xe0:
 			d.jfif = d.jfif || (len(seg) >= 5 && string(seg[:5]) == "JFIF\x00")
 		case m == 0xee:
@@ -116,39 +100,39 @@ func (d *jpegDecoder) parse(lim Limits) (int, error) {
 	}
 }
 
-// parseSOF reads the frame header (B.2.2), refusing sizes over lim.
-func (d *jpegDecoder) parseSOF(seg []byte, lim Limits) error {
+// parseSOF reads the frame header (B.2.2), refusing sizes sizeOK refuses.
+func (d *decoder) parseSOF(seg []byte, sizeOK func(w, h int) error) error {
 	if d.frame {
-		return jpegError("more than one frame header")
+		return errorf("more than one frame header")
 	}
 	if len(seg) < 6 {
-		return jpegError("short SOF segment")
+		return errorf("short SOF segment")
 	}
 	if seg[0] != 8 {
-		return errJPEGFallback // 12-bit samples
+		return ErrNotBaseline // 12-bit samples
 	}
 	d.h, d.w = int(binary.BigEndian.Uint16(seg[1:])), int(binary.BigEndian.Uint16(seg[3:]))
 	if d.h == 0 {
-		return errJPEGFallback // height from a DNL marker
+		return ErrNotBaseline // height from a DNL marker
 	}
-	if err := lim.check(d.w, d.h); err != nil {
+	if err := sizeOK(d.w, d.h); err != nil {
 		return err
 	}
 	nc := int(seg[5])
 	if nc != 1 && nc != 3 {
-		return errJPEGFallback // CMYK/YCCK and other component counts
+		return ErrNotBaseline // CMYK/YCCK and other component counts
 	}
 	if len(seg) != 6+3*nc {
-		return jpegError("bad SOF length")
+		return errorf("bad SOF length")
 	}
-	d.comps = make([]jpegComp, nc)
+	d.comps = make([]component, nc)
 	d.hmax, d.vmax = 1, 1
 	for i := range d.comps {
 		c := &d.comps[i]
 		b := seg[6+3*i:]
 		c.id, c.h, c.v, c.tq = b[0], int(b[1]>>4), int(b[1]&15), b[2]
 		if c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4 || c.tq > 3 {
-			return jpegError("bad component %d in SOF", c.id)
+			return errorf("bad component %d in SOF", c.id)
 		}
 		d.hmax, d.vmax = max(d.hmax, c.h), max(d.vmax, c.v)
 	}
@@ -156,7 +140,7 @@ func (d *jpegDecoder) parseSOF(seg []byte, lim Limits) error {
 		// One component is coded non-interleaved: one block per MCU (A.2.2).
 		d.comps[0].h, d.comps[0].v, d.hmax, d.vmax = 1, 1, 1, 1
 	} else if !d.layoutSupported() {
-		return errJPEGFallback
+		return ErrNotBaseline
 	}
 	d.mcusX = (d.w + 8*d.hmax - 1) / (8 * d.hmax)
 	d.mcusY = (d.h + 8*d.vmax - 1) / (8 * d.vmax)
@@ -172,7 +156,7 @@ func (d *jpegDecoder) parseSOF(seg []byte, lim Limits) error {
 // layoutSupported: three components, Cb and Cr sampled alike, luma at the
 // largest factors and a luma:chroma ratio image.YCbCr has (ffmpeg writes
 // 4:2:2 as 2×2 and 1×2, for example). RGB needs all three alike.
-func (d *jpegDecoder) layoutSupported() bool {
+func (d *decoder) layoutSupported() bool {
 	y, cb, cr := d.comps[0], d.comps[1], d.comps[2]
 	if cb.h != cr.h || cb.v != cr.v || y.h != d.hmax || y.v != d.vmax {
 		return false
@@ -185,7 +169,7 @@ func (d *jpegDecoder) layoutSupported() bool {
 }
 
 // chromaRatio is the luma:chroma sampling ratio as image.YCbCr names it.
-func (d *jpegDecoder) chromaRatio() (image.YCbCrSubsampleRatio, bool) {
+func (d *decoder) chromaRatio() (image.YCbCrSubsampleRatio, bool) {
 	y, c := d.comps[0], d.comps[1]
 	if y.h%c.h != 0 || y.v%c.v != 0 {
 		return 0, false
@@ -196,7 +180,7 @@ func (d *jpegDecoder) chromaRatio() (image.YCbCrSubsampleRatio, bool) {
 // colorRGB says whether three components are stored as RGB rather than
 // YCbCr, by libjpeg's rules: JFIF means YCbCr, then Adobe's transform flag,
 // then component ids 'R', 'G', 'B'.
-func (d *jpegDecoder) colorRGB() bool {
+func (d *decoder) colorRGB() bool {
 	switch {
 	case d.jfif:
 		return false
@@ -207,15 +191,15 @@ func (d *jpegDecoder) colorRGB() bool {
 }
 
 // parseDQT reads quantisation tables (B.2.4.1) into natural order.
-func (d *jpegDecoder) parseDQT(seg []byte) error {
+func (d *decoder) parseDQT(seg []byte) error {
 	for len(seg) > 0 {
 		pq, tq := seg[0]>>4, seg[0]&15
 		if tq > 3 || pq > 1 {
-			return jpegError("bad DQT table %d/%d", pq, tq)
+			return errorf("bad DQT table %d/%d", pq, tq)
 		}
 		size := 64 << pq
 		if len(seg) < 1+size {
-			return jpegError("short DQT segment")
+			return errorf("short DQT segment")
 		}
 		for k := 0; k < 64; k++ {
 			v := int32(seg[1+k])
@@ -231,14 +215,14 @@ func (d *jpegDecoder) parseDQT(seg []byte) error {
 }
 
 // parseDHT reads Huffman tables (B.2.4.2).
-func (d *jpegDecoder) parseDHT(seg []byte) error {
+func (d *decoder) parseDHT(seg []byte) error {
 	for len(seg) > 0 {
 		if len(seg) < 17 {
-			return jpegError("short DHT segment")
+			return errorf("short DHT segment")
 		}
 		tc, th := seg[0]>>4, seg[0]&15
 		if tc > 1 || th > 3 {
-			return jpegError("bad DHT table %d/%d", tc, th)
+			return errorf("bad DHT table %d/%d", tc, th)
 		}
 		var counts [16]uint8
 		copy(counts[:], seg[1:17])
@@ -247,7 +231,7 @@ func (d *jpegDecoder) parseDHT(seg []byte) error {
 			total += int(c)
 		}
 		if total > 256 || len(seg) < 17+total {
-			return jpegError("short DHT segment")
+			return errorf("short DHT segment")
 		}
 		t, err := newHuffTable(counts, seg[17:17+total], tc == 0)
 		if err != nil {
@@ -265,28 +249,28 @@ func (d *jpegDecoder) parseDHT(seg []byte) error {
 
 // parseSOS reads the scan header (B.2.3); only one scan holding every
 // component is decoded here.
-func (d *jpegDecoder) parseSOS(seg []byte) error {
+func (d *decoder) parseSOS(seg []byte) error {
 	if !d.frame {
-		return jpegError("scan before frame header")
+		return errorf("scan before frame header")
 	}
 	if len(seg) < 1 || len(seg) != 4+2*int(seg[0]) {
-		return jpegError("bad SOS length")
+		return errorf("bad SOS length")
 	}
 	if int(seg[0]) != len(d.comps) {
-		return errJPEGFallback // non-interleaved multi-scan file
+		return ErrNotBaseline // non-interleaved multi-scan file
 	}
 	for i := range d.comps {
 		id, tables := seg[1+2*i], seg[2+2*i]
 		c := &d.comps[i]
 		if c.id != id {
-			return errJPEGFallback // components in another order
+			return ErrNotBaseline // components in another order
 		}
 		c.td, c.ta = tables>>4, tables&15
 		if c.td > 3 || c.ta > 3 || d.dc[c.td] == nil || d.ac[c.ta] == nil {
-			return errJPEGFallback // e.g. MJPEG's implied standard tables
+			return ErrNotBaseline // e.g. MJPEG's implied standard tables
 		}
 		if !d.quantSet[c.tq] {
-			return jpegError("component %d uses undefined quantisation table %d", c.id, c.tq)
+			return errorf("component %d uses undefined quantisation table %d", c.id, c.tq)
 		}
 	}
 	return nil

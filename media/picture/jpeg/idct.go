@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import "encoding/binary"
 

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2 colour conversion (declarations: jpeg_color_amd64.go): libjpeg's
+// AVX2 colour conversion (declarations: color_amd64.go): libjpeg's
 // fancy upsampling in 16-bit lanes and its YCbCr→RGB fixed point in 32-bit
 // lanes, exact as the Go loops; the packs clamp to 0..255.
 

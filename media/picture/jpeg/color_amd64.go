@@ -1,11 +1,11 @@
 //go:build !purego
 
-package picture
+package jpeg
 
 import "golang.org/x/sys/cpu"
 
-// AVX2 forms of the colour conversion's inner loops (jpeg_color_amd64.s),
-// the same integer arithmetic as the Go loops in jpeg_color.go.
+// AVX2 forms of the colour conversion's inner loops (color_amd64.s),
+// the same integer arithmetic as the Go loops in color.go.
 
 var hasColorKernels = cpu.X86.HasAVX2
 

@@ -1,4 +1,4 @@
-package picture
+package jpeg
 
 import "encoding/binary"
 
@@ -26,7 +26,7 @@ func newHuffTable(counts [16]uint8, syms []uint8, dc bool) (*huffTable, error) {
 		n := int32(counts[l-1])
 		t.maxcode[l] = -1
 		if code+n >= 1<<l {
-			return nil, jpegError("bad Huffman table")
+			return nil, errorf("bad Huffman table")
 		}
 		if n > 0 {
 			t.valoff[l] = k - code
@@ -48,7 +48,7 @@ func newHuffTable(counts [16]uint8, syms []uint8, dc bool) (*huffTable, error) {
 	if dc {
 		for _, s := range syms {
 			if s > 15 {
-				return nil, jpegError("bad DC Huffman table")
+				return nil, errorf("bad DC Huffman table")
 			}
 		}
 		return t, nil
@@ -161,7 +161,7 @@ func (r *bitReader) decodeBlock(blk *[64]int16, dc, ac *huffTable, pred *int32) 
 	if e == 0 {
 		sym, ll, ok := dc.slowCode(bits)
 		if !ok {
-			return 0, jpegError("bad Huffman code")
+			return 0, errorf("bad Huffman code")
 		}
 		s, l = uint(sym), ll
 	}
@@ -182,7 +182,7 @@ func (r *bitReader) decodeBlock(blk *[64]int16, dc, ac *huffTable, pred *int32) 
 			bits <<= uint(f & 0xff)
 			n -= uint(f & 0xff)
 			if k > 63 {
-				return 0, jpegError("corrupt block (coefficient past 63)")
+				return 0, errorf("corrupt block (coefficient past 63)")
 			}
 			blk[zigzag[k]] = int16(f >> 16)
 			last = k
@@ -194,7 +194,7 @@ func (r *bitReader) decodeBlock(blk *[64]int16, dc, ac *huffTable, pred *int32) 
 		if e == 0 {
 			sym, ll, ok := ac.slowCode(bits)
 			if !ok {
-				return 0, jpegError("bad Huffman code")
+				return 0, errorf("bad Huffman code")
 			}
 			rs, l = sym, ll
 		}
@@ -210,7 +210,7 @@ func (r *bitReader) decodeBlock(blk *[64]int16, dc, ac *huffTable, pred *int32) 
 		}
 		k += run
 		if k > 63 {
-			return 0, jpegError("corrupt block (coefficient past 63)")
+			return 0, errorf("corrupt block (coefficient past 63)")
 		}
 		blk[zigzag[k]] = int16(extend(bits>>(64-size), size))
 		bits <<= size

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package picture
+package jpeg
 
 // No colour kernels on this platform or build: the Go loops run.
 const hasColorKernels = false

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package picture
+package jpeg
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ func TestColorKernelsMatchGo(t *testing.T) {
 				got[c], want[c] = make([]uint8, w), make([]uint8, w)
 			}
 			hasColorKernels = true
-			yccRowPlanes(m, y, got[0], got[1], got[2])
+			RowPlanes(m, y, got[0], got[1], got[2])
 			hasColorKernels = false
-			yccRowPlanes(m, y, want[0], want[1], want[2])
+			RowPlanes(m, y, want[0], want[1], want[2])
 			for c := range got {
 				if !bytes.Equal(got[c], want[c]) {
 					t.Fatalf("%v %dx%d row %d plane %d: AVX2 %v, Go %v", m.SubsampleRatio, w, h, y, c, got[c], want[c])
