@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"perch/engine/prompt"
-	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -13,7 +13,7 @@ import (
 // (a run started before rows went straight through) its dataset folder.
 type trainData struct {
 	folder       string
-	train, valid []train.Example
+	train, valid []trainset.Example
 }
 
 // rowsFor gathers the plan's rows from its sources as the engine takes
@@ -31,10 +31,10 @@ func (s *Service) rowsFor(plan ui.TrainPlan) (trainData, error) {
 }
 
 // examples is rows, then a folder's lines, as training examples.
-func examples(rows []Row, lines [][]byte, what string) []train.Example {
-	var out []train.Example
+func examples(rows []Row, lines [][]byte, what string) []trainset.Example {
+	var out []trainset.Example
 	for i, r := range rows {
-		ex := train.Example{Source: fmt.Sprintf("%s row %d (%s)", what, i+1, r.Origin), Chosen: r.Chosen, Rejected: r.Rejected, Desirable: !r.Disliked}
+		ex := trainset.Example{Source: fmt.Sprintf("%s row %d (%s)", what, i+1, r.Origin), Chosen: r.Chosen, Rejected: r.Rejected, Desirable: !r.Disliked}
 		for _, t := range r.Prompt {
 			m := prompt.Message{Role: prompt.Role(t.Role)}
 			for _, c := range t.Calls { // as the exported file's tool_calls
@@ -54,7 +54,7 @@ func examples(rows []Row, lines [][]byte, what string) []train.Example {
 		out = append(out, ex)
 	}
 	for i, l := range lines {
-		out = append(out, train.Example{Source: fmt.Sprintf("%s line %d of your folder", what, i+1), Line: l})
+		out = append(out, trainset.Example{Source: fmt.Sprintf("%s line %d of your folder", what, i+1), Line: l})
 	}
 	return out
 }

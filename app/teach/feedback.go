@@ -1,6 +1,6 @@
 // Package teach is the app side of fine-tuning: it turns the user's
 // ratings, corrections and regenerations into SFT rows and preference
-// pairs, hands them to the engine's trainer as rows (train.Example, their
+// pairs, hands them to the engine's trainer as rows (trainset.Example, their
 // attachments named by hash; no dataset file on the way) while recording
 // the run (its plan as versioned JSON), its metrics and checkpoints
 // durably, and keeps the library of adapters the user owns: the best

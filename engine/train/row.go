@@ -1,9 +1,13 @@
-// Package train fine-tunes LoRA adapters of a Gemma-4 model: datasets
-// (JSONL folders, or an app's rows as Examples, rendered with the model's
-// own chat template), batches,
-// the step (each loss an Objective: SFT, DPO, ORPO, SimPO, CPO, KTO;
-// AdamW with LoRA+), and runs with
-// validation, checkpoints and metrics.
+// Package train fine-tunes LoRA adapters of a Gemma-4 model on tokenized
+// rows (Row): batches, the step (each loss an Objective: SFT, DPO, ORPO,
+// SimPO, CPO, KTO; AdamW with LoRA+), and runs with validation,
+// checkpoints, resume and metrics.
+//
+// Data flows one way: rows come in (made from JSONL folders or an app's
+// examples by engine/trainset, or given as they are), steps turn them into
+// adapter weights, and events, metrics and checkpoints go out. It reads no
+// dataset file and knows no chat template; a row's media are prepared
+// again through the MediaSource its maker set.
 package train
 
 import "perch/engine/gemma4"
@@ -34,7 +38,7 @@ type Row struct {
 	// Source names the row in messages: "train.jsonl:12".
 	Source string
 
-	source *mediaSource // how a dataset row prepares its media again
+	source MediaSource // how a dataset row prepares its media again (SetMediaSource)
 }
 
 // Tokens is the number of positions the row feeds (both sequences of a pair).

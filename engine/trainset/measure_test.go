@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"perch/engine/train"
 	"perch/media/audio"
 	"perch/media/picture"
 	"perch/media/video"
@@ -62,7 +63,7 @@ func ffmpegFile(t *testing.T, dir, name string, args ...string) {
 // line, without a single frame or sample decoded; a row that fits is
 // decoded as before.
 func TestMediaMeasuredBeforeDecoding(t *testing.T) {
-	enc, dir := mediaEncoder(t, SFT)
+	enc, dir := mediaEncoder(t, train.SFT)
 	// 40 s at 64x64: 32 sampled frames (2 fps, at most 32) of the frame
 	// budget each, far beyond a 256-token row.
 	ffmpegFile(t, dir, "long.mp4", "-f", "lavfi", "-i", "testsrc=duration=40:size=64x64:rate=2", "-c:v", "libx264", "-pix_fmt", "yuv420p")

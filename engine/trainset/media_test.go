@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"perch/engine/gemma4"
 	"perch/engine/gocpu"
 	"perch/engine/prompt"
+	"perch/engine/train"
 )
 
 const tinyImage = "../../testdata/goldens/vision-tiny/image.png"
 
-func mediaEncoder(t *testing.T, m Method) (*Encoder, string) {
+func mediaEncoder(t *testing.T, m train.Method) (*Encoder, string) {
 	t.Helper()
 	enc := tinyEncoder(t, m)
 	proc, err := gemma4.LoadProcessor(tinyModel, gemma4.ProcessorOptions{})
@@ -38,7 +39,7 @@ func mediaEncoder(t *testing.T, m Method) (*Encoder, string) {
 // processor prepares for a chat request with that photo; the media are
 // prepared again for the step and spliced into the embeddings.
 func TestImageRowsAsChatRequests(t *testing.T) {
-	enc, dir := mediaEncoder(t, SFT)
+	enc, dir := mediaEncoder(t, train.SFT)
 	line := `{"messages": [{"role": "user", "content": [{"type": "image", "image": "photos/bird.png"}, {"type": "text", "text": "What bird?"}]}, {"role": "assistant", "content": "A robin."}]}`
 	row := encodeOne(t, enc, line)
 	img, _ := os.ReadFile(tinyImage)
@@ -78,7 +79,7 @@ func TestImageRowsAsChatRequests(t *testing.T) {
 	}
 
 	// The same photo in a preference prompt; a missing file names its line.
-	pref, _ := mediaEncoder(t, DPO)
+	pref, _ := mediaEncoder(t, train.DPO)
 	pref.Dir = dir
 	pair := encodeOne(t, pref, `{"prompt": [{"role": "user", "content": [{"type": "image", "path": "photos/bird.png"}, {"type": "text", "text": "What bird?"}]}], "chosen": "A robin.", "rejected": "A cat."}`)
 	if !slices.Equal(pair.Prompt, want.IDs) {
@@ -95,7 +96,7 @@ func TestImageRowsAsChatRequests(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	noProc := tinyEncoder(t, SFT)
+	noProc := tinyEncoder(t, train.SFT)
 	if _, err := ReadSplit(context.Background(), strings.NewReader(line+"\n"), "train.jsonl", noProc, nil); err == nil || !strings.Contains(err.Error(), "processor") {
 		t.Errorf("no processor: %v", err)
 	}

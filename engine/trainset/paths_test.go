@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"perch/engine/train"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,7 +51,7 @@ func outsideFolders(t *testing.T) (outside string, folders []string) {
 // data folder is refused naming train.jsonl:2, and no error quotes the
 // file; under strace (when installed), nothing outside is opened.
 func TestMediaStaysInsideTheFolder(t *testing.T) {
-	enc, _ := mediaEncoder(t, SFT)
+	enc, _ := mediaEncoder(t, train.SFT)
 	enc.Dir = ""
 	outside, folders := outsideFolders(t)
 	for _, dir := range folders {
@@ -100,7 +101,7 @@ func TestMediaOutsideHelper(t *testing.T) {
 	if list == "" {
 		t.Skip("helper process for TestMediaStaysInsideTheFolder (runs only when that test starts it)")
 	}
-	enc, _ := mediaEncoder(t, SFT)
+	enc, _ := mediaEncoder(t, train.SFT)
 	for _, dir := range filepath.SplitList(list) {
 		enc.Dir = ""
 		LoadFolder(context.Background(), dir, enc) // the tracing test judges what was opened
@@ -116,7 +117,7 @@ func firstLine(b []byte) string {
 // TestMediaFIFORefused: a FIFO named as a row's image, inside the data
 // folder, is refused at once with the row's file:line.
 func TestMediaFIFORefused(t *testing.T) {
-	enc, dir := mediaEncoder(t, SFT)
+	enc, dir := mediaEncoder(t, train.SFT)
 	if err := syscall.Mkfifo(filepath.Join(dir, "photos", "pipe.png"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"perch/engine/chattemplate"
 	"perch/engine/prompt"
+	"perch/engine/train"
 )
 
 // Example is one training row as an app holds it, before any token: the
@@ -32,7 +33,7 @@ type Example struct {
 // EncodeExample turns one example into a row for the encoder's method, as
 // Encode does a line: cut to MaxLen with a note, or ok false when nothing
 // is left to learn.
-func (e *Encoder) EncodeExample(ctx context.Context, ex Example) (row Row, note string, ok bool, err error) {
+func (e *Encoder) EncodeExample(ctx context.Context, ex Example) (row train.Row, note string, ok bool, err error) {
 	if ex.Line != nil {
 		return e.Encode(ctx, ex.Line)
 	}
@@ -43,12 +44,12 @@ func (e *Encoder) EncodeExample(ctx context.Context, ex Example) (row Row, note 
 	answer := func(s string) []chattemplate.Message { return []chattemplate.Message{{Role: "assistant", Content: s}} }
 	rec := &record{}
 	switch e.Method.Rows() {
-	case RowsSFT:
+	case train.RowsSFT:
 		if ex.Rejected != "" {
 			return row, "", false, fmt.Errorf("a preference pair trains a preference method (dpo, orpo, …), not %s", e.Method)
 		}
 		row, err = e.chatRow(ctx, msgs, media, answer(ex.Chosen), rec)
-	case RowsUnpaired:
+	case train.RowsUnpaired:
 		row, err = e.unpairedRow(ctx, msgs, media, answer(ex.Chosen), ex.Desirable, rec)
 	default:
 		if ex.Rejected == "" {

@@ -1,4 +1,15 @@
-package train
+// Package trainset turns training data into the rows engine/train trains
+// on: JSONL dataset folders (mlx-lm and TRL row shapes: chat messages,
+// prompt/completion, text, pre-tokenized ids, preference pairs, unpaired
+// KTO rows) and an app's rows (Example), rendered with the model's own chat
+// template and tokenized as a chat request is, media through the model's
+// processor.
+//
+// Data flows one way: files or examples in, train.Row out. It owns the
+// formats, their limits (line and token budgets, media files inside the
+// folder) and the notes about skipped rows; the trainer owns everything
+// after the rows exist.
+package trainset
 
 import (
 	"context"
@@ -11,6 +22,7 @@ import (
 	"strings"
 
 	"perch/engine/regfile"
+	"perch/engine/train"
 )
 
 // MaxDatasetTokens bounds the token ids a dataset folder may hold in
@@ -20,7 +32,7 @@ const MaxDatasetTokens = 1 << 28
 // Split is one encoded file of a dataset folder.
 type Split struct {
 	Name  string // "train.jsonl"
-	Rows  []Row
+	Rows  []train.Row
 	Notes Notes
 }
 

@@ -1,37 +1,38 @@
-package train
+package trainset
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"perch/engine/train"
 )
 
 // pretokenized is {"input_ids": [...], "prompt_len": P}: the loss counts
 // targets t with P <= t < len (P 0 or absent: every token after the first).
-func (e *Encoder) pretokenized(rec *record) (Row, error) {
+func (e *Encoder) pretokenized(rec *record) (train.Row, error) {
 	ids, err := e.ids(rec.InputIDs, "input_ids")
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
 	if len(ids) < 2 {
-		return Row{}, errors.New("\"input_ids\" needs at least 2 tokens")
+		return train.Row{}, errors.New("\"input_ids\" needs at least 2 tokens")
 	}
 	p := 0
 	if has(rec.PromptLen) {
 		if err := json.Unmarshal(rec.PromptLen, &p); err != nil {
-			return Row{}, errors.New("\"prompt_len\" must be a whole number")
+			return train.Row{}, errors.New("\"prompt_len\" must be a whole number")
 		}
 	}
 	if p < 0 || p >= len(ids) {
-		return Row{}, fmt.Errorf("\"prompt_len\" %d is outside 0..%d (the row has %d tokens and needs a target)", p, len(ids)-1, len(ids))
+		return train.Row{}, fmt.Errorf("\"prompt_len\" %d is outside 0..%d (the row has %d tokens and needs a target)", p, len(ids)-1, len(ids))
 	}
-	return Row{IDs: ids, PromptLen: max(p, 1)}, nil
+	return train.Row{IDs: ids, PromptLen: max(p, 1)}, nil
 }
 
 // pretokenizedPair is {"prompt_ids", "chosen_ids", "rejected_ids"}, the
 // responses without the prompt.
-func (e *Encoder) pretokenizedPair(rec *record) (Row, error) {
-	var row Row
+func (e *Encoder) pretokenizedPair(rec *record) (train.Row, error) {
+	var row train.Row
 	var err error
 	if row.Prompt, err = e.ids(rec.PromptIDs, "prompt_ids"); err != nil {
 		return row, err

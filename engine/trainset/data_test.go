@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"context"
@@ -13,11 +13,12 @@ import (
 	"perch/engine/gemma4"
 	"perch/engine/prompt"
 	"perch/engine/tokenizer"
+	"perch/engine/train"
 )
 
 const tinyModel = "../../testdata/models/text-tiny"
 
-func tinyEncoder(t testing.TB, m Method) *Encoder {
+func tinyEncoder(t testing.TB, m train.Method) *Encoder {
 	t.Helper()
 	tmpl, err := chattemplate.Load(tinyModel)
 	if err != nil {
@@ -30,7 +31,7 @@ func tinyEncoder(t testing.TB, m Method) *Encoder {
 	return &Encoder{Template: tmpl, Tok: tok, Method: m, Vocab: 1024}
 }
 
-func encodeOne(t *testing.T, enc *Encoder, line string) Row {
+func encodeOne(t *testing.T, enc *Encoder, line string) train.Row {
 	t.Helper()
 	row, note, ok, err := enc.Encode(context.Background(), []byte(line))
 	if err != nil || !ok || note != "" {
@@ -61,7 +62,7 @@ func inferencePrompt(t *testing.T, enc *Encoder, msgs ...chattemplate.Message) [
 // TestChatRowsSplitAsInference: the prompt of a chat row is exactly what a
 // chat request renders; the target is the answer and its end of turn.
 func TestChatRowsSplitAsInference(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	user := chattemplate.Message{Role: "user", Content: "Name a bird."}
 	sys := chattemplate.Message{Role: "system", Content: "Be brief."}
 	cases := []struct {
@@ -87,7 +88,7 @@ func TestChatRowsSplitAsInference(t *testing.T) {
 
 // TestMultiTurnLossOnLastAnswer: earlier assistant turns are prompt.
 func TestMultiTurnLossOnLastAnswer(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	row := encodeOne(t, enc, `{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Goodbye."}]}`)
 	prompt := enc.Tok.Decode(row.IDs[:row.PromptLen], false)
 	if !strings.Contains(prompt, "Hello.") || strings.Contains(prompt, "Goodbye") {
@@ -102,7 +103,7 @@ func TestMultiTurnLossOnLastAnswer(t *testing.T) {
 // target as the template writes it, and enable_thinking changes the prompt
 // as at inference.
 func TestToolsAndThinking(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	tool := `{"type": "function", "function": {"name": "weather", "description": "Weather now", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}`
 	row := encodeOne(t, enc, `{"tools": [`+tool+`], "messages": [{"role": "user", "content": "Weather in Oslo?"}, {"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "weather", "arguments": {"city": "Oslo"}}}]}]}`)
 	prompt, target := enc.Tok.Decode(row.IDs[:row.PromptLen], false), enc.Tok.Decode(row.IDs[row.PromptLen:], false)
@@ -120,7 +121,7 @@ func TestToolsAndThinking(t *testing.T) {
 }
 
 func TestTextAndPretokenizedRows(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	row := encodeOne(t, enc, `{"text": "The robin sings."}`)
 	bos, _ := enc.Tok.BOS()
 	eos, _ := enc.Tok.EOS()
@@ -135,7 +136,7 @@ func TestTextAndPretokenizedRows(t *testing.T) {
 	if row.PromptLen != 1 {
 		t.Errorf("no prompt_len: %d, want every token after the first", row.PromptLen)
 	}
-	pref := tinyEncoder(t, DPO)
+	pref := tinyEncoder(t, train.DPO)
 	row = encodeOne(t, pref, `{"prompt_ids": [2, 689], "chosen_ids": [714, 495], "rejected_ids": [3]}`)
 	if !slices.Equal(row.Prompt, []int32{2, 689}) || !slices.Equal(row.Chosen, []int32{714, 495}) || !slices.Equal(row.Rejected, []int32{3}) {
 		t.Errorf("pre-tokenized pair %+v", row)
@@ -145,7 +146,7 @@ func TestTextAndPretokenizedRows(t *testing.T) {
 // TestPreferenceRows: strings and message lists give the same pair; the
 // prompt is a chat request's, the responses carry no prompt.
 func TestPreferenceRows(t *testing.T) {
-	for _, m := range []Method{DPO, ORPO} {
+	for _, m := range []train.Method{train.DPO, train.ORPO} {
 		enc := tinyEncoder(t, m)
 		a := encodeOne(t, enc, `{"system": "Be brief.", "prompt": "Name a bird.", "chosen": "A robin.", "rejected": "I cannot."}`)
 		b := encodeOne(t, enc, `{"prompt": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a bird."}], "chosen": [{"role": "assistant", "content": "A robin."}], "rejected": [{"role": "assistant", "content": "I cannot."}]}`)
@@ -163,7 +164,7 @@ func TestPreferenceRows(t *testing.T) {
 }
 
 func TestCutToMaxLen(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	enc.MaxLen = 4
 	row, note, ok, err := enc.Encode(context.Background(), []byte(`{"input_ids": [2, 3, 4, 5, 6, 7], "prompt_len": 2}`))
 	if err != nil || !ok || !strings.Contains(note, "cut from 6 to 4") || len(row.IDs) != 4 {
@@ -173,7 +174,7 @@ func TestCutToMaxLen(t *testing.T) {
 	if err != nil || ok || !strings.Contains(note, "skipped") {
 		t.Errorf("prompt over the limit: note %q ok %v err %v", note, ok, err)
 	}
-	pref := tinyEncoder(t, ORPO)
+	pref := tinyEncoder(t, train.ORPO)
 	pref.MaxLen = 5
 	row, note, ok, err = pref.Encode(context.Background(), []byte(`{"prompt_ids": [2, 3], "chosen_ids": [4, 5, 6, 7], "rejected_ids": [8]}`))
 	if err != nil || !ok || note == "" || len(row.Chosen) != 3 || len(row.Rejected) != 1 {
@@ -201,7 +202,7 @@ func TestMalformedLinesNameFileAndLine(t *testing.T) {
 		"text not str":    `{"text": 5}`,
 		"remote image":    `{"messages": [{"role": "user", "content": [{"type": "image", "image": "https://x/y.png"}]}, {"role": "assistant", "content": "x"}]}`,
 	}
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	for name, line := range bad {
 		data := good + "\n\n" + good + "\n" + line + "\n" + good + "\n"
 		_, err := ReadSplit(context.Background(), strings.NewReader(data), "train.jsonl", enc, nil)
@@ -210,7 +211,7 @@ func TestMalformedLinesNameFileAndLine(t *testing.T) {
 			t.Errorf("%s: %v, want an error at train.jsonl:4", name, err)
 		}
 	}
-	if _, err := ReadSplit(context.Background(), strings.NewReader(good+"\n"), "valid.jsonl", tinyEncoder(t, DPO), nil); err == nil || !strings.HasPrefix(err.Error(), "valid.jsonl:1: ") {
+	if _, err := ReadSplit(context.Background(), strings.NewReader(good+"\n"), "valid.jsonl", tinyEncoder(t, train.DPO), nil); err == nil || !strings.HasPrefix(err.Error(), "valid.jsonl:1: ") {
 		t.Errorf("an sft row in a dpo run: %v", err)
 	}
 }
@@ -218,7 +219,7 @@ func TestMalformedLinesNameFileAndLine(t *testing.T) {
 // TestLongLineStopsEarly: a huge line is refused without being held whole,
 // and a huge file stops at its first bad line without reading the rest.
 func TestLongLineStopsEarly(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	huge := strings.NewReader(`{"text": "` + strings.Repeat("a", MaxLineBytes+10) + `"}`)
 	if _, err := ReadSplit(context.Background(), huge, "train.jsonl", enc, nil); err == nil || !strings.Contains(err.Error(), "train.jsonl:1: the line is longer") {
 		t.Errorf("huge line: %v", err)
@@ -255,7 +256,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func TestLoadFolder(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	dir := t.TempDir()
 	write := func(name, s string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
@@ -303,7 +304,7 @@ func FuzzEncode(f *testing.F) {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
-	sft, pref := tinyEncoder(f, SFT), tinyEncoder(f, DPO)
+	sft, pref := tinyEncoder(f, train.SFT), tinyEncoder(f, train.DPO)
 	sft.MaxLen, pref.MaxLen = 64, 64
 	f.Fuzz(func(t *testing.T, line []byte, preference bool) {
 		enc := sft
@@ -326,7 +327,7 @@ func FuzzEncode(f *testing.F) {
 // TestByteOrderMark: a UTF-8 BOM before the first row is accepted; a
 // UTF-16 file is named as such.
 func TestByteOrderMark(t *testing.T) {
-	enc := tinyEncoder(t, SFT)
+	enc := tinyEncoder(t, train.SFT)
 	row := `{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]}` + "\n"
 	s, err := ReadSplit(context.Background(), strings.NewReader("\xef\xbb\xbf"+row+row), "train.jsonl", enc, nil)
 	if err != nil || len(s.Rows) != 2 {

@@ -1,4 +1,4 @@
-package train
+package trainset
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"perch/engine/chattemplate"
 	"perch/engine/gemma4"
 	"perch/engine/tokenizer"
+	"perch/engine/train"
 )
 
 // DefaultMaxLen is the row length limit when none is given (mlx-lm's).
@@ -28,7 +29,7 @@ const DefaultMaxLen = 2048
 type Encoder struct {
 	Template *chattemplate.Template
 	Tok      *tokenizer.Tokenizer
-	Method   Method
+	Method   train.Method
 	MaxLen   int // rows are cut to this many tokens (0: DefaultMaxLen)
 	Vocab    int // ids of pre-tokenized rows must be below this
 	// Processor prepares rows with image, audio or video parts, as chat
@@ -71,15 +72,15 @@ func has(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null
 // Encode turns one line into a row. A row longer than MaxLen comes back
 // cut, with a note saying so; a row with nothing left to learn once cut
 // comes back with ok false and the note.
-func (e *Encoder) Encode(ctx context.Context, line []byte) (row Row, note string, ok bool, err error) {
+func (e *Encoder) Encode(ctx context.Context, line []byte) (row train.Row, note string, ok bool, err error) {
 	var rec record
 	if err := strictUnmarshal(line, &rec); err != nil {
 		return row, "", false, fmt.Errorf("not a JSON object: %v", err)
 	}
 	kind := e.Method.Rows()
-	sft := kind == RowsSFT
+	sft := kind == train.RowsSFT
 	switch {
-	case kind == RowsUnpaired:
+	case kind == train.RowsUnpaired:
 		row, err = e.unpaired(ctx, &rec)
 	case has(rec.Label):
 		return row, "", false, fmt.Errorf("a {\"prompt\", \"completion\", \"label\"} row trains kto, not %s", e.Method)
@@ -132,7 +133,7 @@ func (e *Encoder) maxLen() int {
 }
 
 // cut shortens a row to MaxLen, keeping the prompt whole.
-func (e *Encoder) cut(r *Row) (string, bool) {
+func (e *Encoder) cut(r *train.Row) (string, bool) {
 	limit := e.maxLen()
 	if r.IDs != nil {
 		n := len(r.IDs)
@@ -161,49 +162,49 @@ func (e *Encoder) cut(r *Row) (string, bool) {
 
 // messages is a {"messages": [...]} row: the loss is on the last message,
 // which must be the assistant's.
-func (e *Encoder) messages(ctx context.Context, rec *record) (Row, error) {
+func (e *Encoder) messages(ctx context.Context, rec *record) (train.Row, error) {
 	msgs, media, err := parseMessages(rec.Messages, "messages")
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
 	n := len(msgs)
 	if msgs[n-1].Role != "assistant" {
-		return Row{}, fmt.Errorf("the last message is the %s's: it must be the assistant's answer (the loss is on the last message)", msgs[n-1].Role)
+		return train.Row{}, fmt.Errorf("the last message is the %s's: it must be the assistant's answer (the loss is on the last message)", msgs[n-1].Role)
 	}
 	if n < 2 {
-		return Row{}, errors.New("the conversation has only the answer: give at least one message before it")
+		return train.Row{}, errors.New("the conversation has only the answer: give at least one message before it")
 	}
 	if hasMedia(msgs[n-1]) {
-		return Row{}, errors.New("the answer (the last message) cannot carry media: attach them to an earlier turn")
+		return train.Row{}, errors.New("the answer (the last message) cannot carry media: attach them to an earlier turn")
 	}
 	return e.chatRow(ctx, msgs[:n-1], media, msgs[n-1:], rec)
 }
 
 // completion is a {"prompt", "completion"} row: a user turn and the answer.
-func (e *Encoder) completion(ctx context.Context, rec *record) (Row, error) {
+func (e *Encoder) completion(ctx context.Context, rec *record) (train.Row, error) {
 	if !has(rec.Prompt) || !has(rec.Completion) {
-		return Row{}, errors.New("a completion row needs both \"prompt\" and \"completion\"")
+		return train.Row{}, errors.New("a completion row needs both \"prompt\" and \"completion\"")
 	}
 	prompt, media, err := e.turns(rec, rec.Prompt, "prompt", "user")
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
 	answer, err := e.answer(rec, rec.Completion, "completion")
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
 	return e.chatRow(ctx, prompt, media, answer, rec)
 }
 
-func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, answer []chattemplate.Message, rec *record) (Row, error) {
+func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, answer []chattemplate.Message, rec *record) (train.Row, error) {
 	p, target, err := e.split(ctx, prompt, answer, rec)
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
-	row := Row{PromptLen: len(p)}
+	row := train.Row{PromptLen: len(p)}
 	if len(media) > 0 {
-		if row.source, p, row.Blocks, err = e.withMedia(ctx, prompt, media, rec); err != nil {
-			return Row{}, err
+		if p, err = e.withMedia(ctx, prompt, media, rec, &row); err != nil {
+			return train.Row{}, err
 		}
 		row.PromptLen = len(p)
 	}
@@ -216,13 +217,13 @@ func (e *Encoder) chatRow(ctx context.Context, prompt []chattemplate.Message, me
 
 // pair is a {"prompt", "chosen", "rejected"} row (strings or message
 // lists, optional "system").
-func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
+func (e *Encoder) pair(ctx context.Context, rec *record) (train.Row, error) {
 	if !has(rec.Prompt) || !has(rec.Chosen) || !has(rec.Rejected) {
-		return Row{}, errors.New("a preference row needs \"prompt\", \"chosen\" and \"rejected\"")
+		return train.Row{}, errors.New("a preference row needs \"prompt\", \"chosen\" and \"rejected\"")
 	}
 	prompt, media, err := e.turns(rec, rec.Prompt, "prompt", "user")
 	if err != nil {
-		return Row{}, err
+		return train.Row{}, err
 	}
 	var sides [2][]chattemplate.Message
 	for i, side := range []struct {
@@ -230,15 +231,15 @@ func (e *Encoder) pair(ctx context.Context, rec *record) (Row, error) {
 		name string
 	}{{rec.Chosen, "chosen"}, {rec.Rejected, "rejected"}} {
 		if sides[i], err = e.answer(rec, side.raw, side.name); err != nil {
-			return Row{}, err
+			return train.Row{}, err
 		}
 	}
 	return e.pairRow(ctx, prompt, media, sides[0], sides[1], rec)
 }
 
 // pairRow is a preference row of prompt and its two answers.
-func (e *Encoder) pairRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, chosen, rejected []chattemplate.Message, rec *record) (Row, error) {
-	var row Row
+func (e *Encoder) pairRow(ctx context.Context, prompt []chattemplate.Message, media []MediaRef, chosen, rejected []chattemplate.Message, rec *record) (train.Row, error) {
+	var row train.Row
 	for _, side := range []struct {
 		answer []chattemplate.Message
 		name   string
@@ -246,14 +247,14 @@ func (e *Encoder) pairRow(ctx context.Context, prompt []chattemplate.Message, me
 	}{{chosen, "chosen", &row.Chosen}, {rejected, "rejected", &row.Rejected}} {
 		p, target, err := e.split(ctx, prompt, side.answer, rec)
 		if err != nil {
-			return Row{}, fmt.Errorf("%s: %v", side.name, err)
+			return train.Row{}, fmt.Errorf("%s: %v", side.name, err)
 		}
 		row.Prompt, *side.out = p, target
 	}
 	if len(media) > 0 {
 		var err error
-		if row.source, row.Prompt, row.Blocks, err = e.withMedia(ctx, prompt, media, rec); err != nil {
-			return Row{}, err
+		if row.Prompt, err = e.withMedia(ctx, prompt, media, rec, &row); err != nil {
+			return train.Row{}, err
 		}
 	}
 	return row, nil
@@ -332,19 +333,19 @@ func (e *Encoder) split(ctx context.Context, prompt, answer []chattemplate.Messa
 }
 
 // text is a {"text"} row: every token after <bos> is a target, <eos> appended.
-func (e *Encoder) text(rec *record) (Row, error) {
+func (e *Encoder) text(rec *record) (train.Row, error) {
 	var s string
 	if err := json.Unmarshal(rec.Text, &s); err != nil {
-		return Row{}, errors.New("\"text\" must be a string")
+		return train.Row{}, errors.New("\"text\" must be a string")
 	}
 	ids := e.Tok.Encode(s, true)
 	if eos, ok := e.Tok.EOS(); ok && (len(ids) == 0 || ids[len(ids)-1] != eos) {
 		ids = append(ids, eos)
 	}
 	if len(ids) < 2 {
-		return Row{}, errors.New("\"text\" is empty")
+		return train.Row{}, errors.New("\"text\" is empty")
 	}
-	return Row{IDs: ids, PromptLen: 1}, nil
+	return train.Row{IDs: ids, PromptLen: 1}, nil
 }
 
 func hasMedia(m chattemplate.Message) bool {
