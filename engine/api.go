@@ -10,7 +10,7 @@ import (
 	"errors"
 	"time"
 
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/prompt"
 	"perch/engine/sample"
 	"perch/engine/toolcall"
@@ -25,7 +25,7 @@ var ErrClosed = errors.New("engine closed")
 
 // ContextError is Generate's refusal of a prompt that leaves no room in the
 // model's context (counted, or bounded from the text's length).
-type ContextError = gemma4.ContextError
+type ContextError = processor.ContextError
 
 // Generator is what the app, the UI and the local API server talk to.
 type Generator interface {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/tensor"
 )
 
@@ -18,7 +19,7 @@ import (
 // A MediaSource prepares a row's media again (engine/trainset makes them
 // for the rows it reads from files or examples).
 type MediaSource interface {
-	Prepare(ctx context.Context) (*gemma4.Prepared, error)
+	Prepare(ctx context.Context) (*processor.Prepared, error)
 }
 
 // SetMediaSource makes s the way the row prepares its media again.

@@ -10,7 +10,7 @@
 // again through the MediaSource its maker set.
 package train
 
-import "perch/engine/gemma4"
+import "perch/engine/gemma4/processor"
 
 // Method names a training objective (objective.go): sft, dpo, orpo, ….
 type Method string
@@ -33,7 +33,7 @@ type Row struct {
 	// the prompt's positions their image/video block or -1 (nil without
 	// visual media). A dataset row holds them only while it trains
 	// (WithMedia); the run prepares them before each step.
-	Media  []gemma4.Placed
+	Media  []processor.Placed
 	Blocks []int
 	// Source names the row in messages: "train.jsonl:12".
 	Source string

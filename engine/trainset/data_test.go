@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"perch/engine/chattemplate"
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/prompt"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
@@ -44,7 +44,7 @@ func encodeOne(t *testing.T, enc *Encoder, line string) train.Row {
 // messages.
 func inferencePrompt(t *testing.T, enc *Encoder, msgs ...chattemplate.Message) []int32 {
 	t.Helper()
-	proc, err := gemma4.LoadProcessor(tinyModel, gemma4.ProcessorOptions{})
+	proc, err := processor.Load(tinyModel, processor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func inferencePrompt(t *testing.T, enc *Encoder, msgs ...chattemplate.Message) [
 	for _, m := range msgs {
 		pm = append(pm, prompt.TextMessage(prompt.Role(m.Role), m.Content))
 	}
-	prep, err := proc.Prepare(context.Background(), pm, gemma4.PrepareOptions{})
+	prep, err := proc.Prepare(context.Background(), pm, processor.PrepareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

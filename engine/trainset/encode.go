@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"perch/engine/chattemplate"
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
 )
@@ -35,7 +35,7 @@ type Encoder struct {
 	// Processor prepares rows with image, audio or video parts, as chat
 	// requests are (nil: such rows are refused); media paths are relative
 	// to Dir.
-	Processor *gemma4.Processor
+	Processor *processor.Processor
 	Dir       string
 	// ReadMedia, when set, gives a media part's bytes by the name the row
 	// gives it (an app's attachments, by hash) instead of a file under Dir.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"perch/engine/chattemplate"
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/prompt"
 	"perch/engine/regfile"
 	"perch/engine/train"
@@ -28,10 +28,10 @@ var maxMediaFileBytes = map[string]int64{"image": 50 << 20, "audio": 200 << 20, 
 
 // mediaSource is how a row prepares its media again.
 type mediaSource struct {
-	proc *gemma4.Processor
+	proc *processor.Processor
 	dir  string           // the dataset folder: media paths are relative to it
 	msgs []prompt.Message // the prompt, media parts naming their files (Data nil)
-	opts gemma4.PrepareOptions
+	opts processor.PrepareOptions
 	n    int // prompt length, checked when prepared again
 	// read, when set, gives a media part's bytes by its name instead of
 	// a file under dir (Encoder.ReadMedia).
@@ -40,7 +40,7 @@ type mediaSource struct {
 
 // Prepare prepares the row's media again (train.MediaSource), refusing
 // files that no longer give the prompt the dataset was read with.
-func (s *mediaSource) Prepare(ctx context.Context) (*gemma4.Prepared, error) {
+func (s *mediaSource) Prepare(ctx context.Context) (*processor.Prepared, error) {
 	prep, err := s.prepare(ctx)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (s *mediaSource) Prepare(ctx context.Context) (*gemma4.Prepared, error) {
 }
 
 // prepare reads the files and runs the processor over the prompt.
-func (s *mediaSource) prepare(ctx context.Context) (*gemma4.Prepared, error) {
+func (s *mediaSource) prepare(ctx context.Context) (*processor.Prepared, error) {
 	msgs := make([]prompt.Message, len(s.msgs))
 	for i, m := range s.msgs {
 		msgs[i] = m
@@ -151,12 +151,12 @@ func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, 
 	// Context: the processor measures the media from their headers and
 	// probes first and refuses a prompt that cannot be under MaxLen
 	// before decoding any of them.
-	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs, read: e.ReadMedia, opts: gemma4.PrepareOptions{Context: e.maxLen()}}
+	src := &mediaSource{proc: e.Processor, dir: e.Dir, msgs: msgs, read: e.ReadMedia, opts: processor.PrepareOptions{Context: e.maxLen()}}
 	if rec.EnableThinking != nil {
 		src.opts.EnableThinking = *rec.EnableThinking
 	}
 	prep, err := src.prepare(ctx)
-	var long *gemma4.ContextError
+	var long *processor.ContextError
 	if errors.As(err, &long) {
 		return nil, &promptTooLong{long}
 	}
@@ -171,7 +171,7 @@ func (e *Encoder) withMedia(ctx context.Context, prompt []chattemplate.Message, 
 
 // promptTooLong is a media row whose prompt cannot be under MaxLen: the
 // row is skipped with a note, as a text row whose prompt alone is too long.
-type promptTooLong struct{ *gemma4.ContextError }
+type promptTooLong struct{ *processor.ContextError }
 
 func (e *promptTooLong) note() string {
 	if e.AtLeast {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/gocpu"
 	"perch/engine/prompt"
 	"perch/engine/train"
@@ -19,7 +20,7 @@ const tinyImage = "../../testdata/goldens/vision-tiny/image.png"
 func mediaEncoder(t *testing.T, m train.Method) (*Encoder, string) {
 	t.Helper()
 	enc := tinyEncoder(t, m)
-	proc, err := gemma4.LoadProcessor(tinyModel, gemma4.ProcessorOptions{})
+	proc, err := processor.Load(tinyModel, processor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestImageRowsAsChatRequests(t *testing.T) {
 	row := encodeOne(t, enc, line)
 	img, _ := os.ReadFile(tinyImage)
 	want, err := enc.Processor.Prepare(context.Background(), []prompt.Message{{Role: prompt.User, Content: []prompt.Part{
-		{Type: prompt.Image, Data: img}, {Type: prompt.Text, Text: "What bird?"}}}}, gemma4.PrepareOptions{})
+		{Type: prompt.Image, Data: img}, {Type: prompt.Text, Text: "What bird?"}}}}, processor.PrepareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package gemma4
+package processor
 
 import (
 	"context"
 	"errors"
 	"math"
 
+	"perch/engine/gemma4"
 	"perch/engine/prompt"
 	"perch/media/audio"
 	"perch/media/logmel"
@@ -86,7 +87,7 @@ func (p *Processor) audioTokens(seconds float64) int {
 }
 
 // mediaTokens are the soft tokens of prepared media.
-func mediaTokens(m *Media) int {
+func mediaTokens(m *gemma4.Media) int {
 	n := m.AudioTokens
 	for _, t := range m.Tokens {
 		n += t

@@ -1,4 +1,11 @@
-package gemma4
+// Package processor is Gemma-4's processor: chat messages and their
+// attachments in, the token ids the model reads and the media its towers
+// take (gemma4.Media) out, in one pass on the caller's goroutine (chat
+// template, media decoders from media/, placeholder expansion), with
+// prepared media cached by content hash. It reads the model's config
+// (gemma4.Config) and never touches a tensor, so it serves the engine's
+// requests and training rows (engine/trainset) alike.
+package processor
 
 import (
 	"context"
@@ -12,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"perch/engine/chattemplate"
+	"perch/engine/gemma4"
 	"perch/engine/prompt"
 	"perch/engine/tokenizer"
 	"perch/media/logmel"
@@ -31,8 +39,8 @@ import (
 // piece tokenized as the whole string would be (placeholders are special
 // tokens, so the tokenizer splits there anyway).
 type Processor struct {
-	cfg    *Config
-	vision *VisionConfig // nil without vision
+	cfg    *gemma4.Config
+	vision *gemma4.VisionConfig // nil without vision
 	audio  bool
 	// unifiedAudio: audio goes through the 12B's encoder-free embedder
 	// (raw 40 ms waveform rows) rather than the conformer.
@@ -44,13 +52,13 @@ type Processor struct {
 	ids          specialIDs
 	text         placeholderText
 
-	media    *lru.Cache[*Media] // prepared attachments by content key
+	media    *lru.Cache[*gemma4.Media] // prepared attachments by content key
 	pictures *picture.Pool
 	maxPix   int64
 }
 
-// ProcessorOptions tune a Processor; zero values take the defaults.
-type ProcessorOptions struct {
+// Options tune a Processor; zero values take the defaults.
+type Options struct {
 	// MediaCacheBytes bounds the prepared attachments kept by content hash,
 	// so a later turn about the same photo decodes nothing (default 128 MiB).
 	MediaCacheBytes int64
@@ -72,10 +80,10 @@ type processorConfig struct {
 	AudioSeqLength  int `json:"audio_seq_length"`
 }
 
-// LoadProcessor reads what the processor needs from a model folder: config,
+// Load reads what the processor needs from a model folder: config,
 // tokenizer, chat template and processor_config.json.
-func LoadProcessor(dir string, o ProcessorOptions) (*Processor, error) {
-	cfg, err := LoadConfig(dir)
+func Load(dir string, o Options) (*Processor, error) {
+	cfg, err := gemma4.LoadConfig(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +91,11 @@ func LoadProcessor(dir string, o ProcessorOptions) (*Processor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewProcessor(dir, cfg, tok, o)
+	return New(dir, cfg, tok, o)
 }
 
-// NewProcessor is LoadProcessor for a config and tokenizer already loaded.
-func NewProcessor(dir string, cfg *Config, tok *tokenizer.Tokenizer, o ProcessorOptions) (*Processor, error) {
+// New is Load for a config and tokenizer already loaded.
+func New(dir string, cfg *gemma4.Config, tok *tokenizer.Tokenizer, o Options) (*Processor, error) {
 	if o.MediaCacheBytes <= 0 {
 		o.MediaCacheBytes = 128 << 20
 	}
@@ -97,7 +105,7 @@ func NewProcessor(dir string, cfg *Config, tok *tokenizer.Tokenizer, o Processor
 	if o.MaxRequestPixels <= 0 {
 		o.MaxRequestPixels = 128 << 20
 	}
-	p := &Processor{cfg: cfg, tok: tok, media: lru.New[*Media](o.MediaCacheBytes, nil),
+	p := &Processor{cfg: cfg, tok: tok, media: lru.New[*gemma4.Media](o.MediaCacheBytes, nil),
 		pictures: o.Pictures, maxPix: o.MaxRequestPixels}
 	var err error
 	if p.tmpl, err = chattemplate.Load(dir); err != nil {
@@ -195,7 +203,7 @@ type Prepared struct {
 
 // Placed is one attachment and where its soft tokens sit in the prompt.
 type Placed struct {
-	*Media
+	*gemma4.Media
 	Name string // for messages: the file name or URL, else "image 2"
 	Rows []int  // prompt positions, ascending; as many as the tower gives rows
 }

@@ -1,4 +1,4 @@
-package gemma4
+package processor
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // assistant's calls and the tool's result into the model's turn, through
 // the checkpoint's own template; thinking and an image stay beside them.
 func TestPrepareRendersTools(t *testing.T) {
-	p := tinyProcessor(t, ProcessorOptions{})
+	p := tinyProcessor(t, Options{})
 	tool := json.RawMessage(`{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"city":{"type":"string","description":"City"}},"required":["city"]}}}`)
 	msgs := []prompt.Message{
 		{Role: prompt.User, Content: []prompt.Part{{Type: prompt.Image, Data: fixture(t, "vision-tiny", "image.png")}, {Type: prompt.Text, Text: "Weather in Paris?"}}},

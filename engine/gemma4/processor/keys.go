@@ -1,8 +1,10 @@
-package gemma4
+package processor
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
+	"strings"
 )
 
 // processorIgnored are the keys of a published processor_config.json the
@@ -31,14 +33,19 @@ var processorIgnored = map[string]string{
 	"image_processor.image_seq_length":     "the budget is max_soft_tokens",
 }
 
-// UnknownProcessorKeys lists the keys of a processor_config.json that the
+// UnknownKeys lists the keys of a processor_config.json that the
 // processor neither reads nor knowingly builds in.
-func UnknownProcessorKeys(data []byte) ([]string, error) {
+func UnknownKeys(data []byte) ([]string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, err
 	}
-	read := readKeys("", processorConfig{})
+	read := map[string]bool{}
+	t := reflect.TypeOf(processorConfig{})
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		read[name] = true
+	}
 	var out []string
 	for k, v := range top {
 		if k == "image_processor" {

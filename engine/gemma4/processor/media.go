@@ -1,4 +1,4 @@
-package gemma4
+package processor
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"perch/engine/gemma4"
 	"perch/engine/prompt"
 	"perch/internal/contenthash"
 	"perch/media/audio"
@@ -15,23 +16,8 @@ import (
 	"perch/media/vision"
 )
 
-// Media is one attachment preprocessed into exactly what its tower takes.
-// Prepared media are cached and shared between requests: never change one.
-type Media struct {
-	Kind   prompt.PartType
-	Key    string     // content hash + what was asked of it (the encoder cache's key too)
-	Frames []*Patches // image: one; video: one per sampled frame
-	Tokens []int      // soft tokens per frame
-	Stamps []string   // video: "mm:ss" per frame
-	Mel    *logmel.Features
-	Wave   []float32 // audio for the unified embedder (16 kHz)
-	// AudioTokens is an audio clip's placeholder count (mlx-vlm's rule).
-	AudioTokens int
-	Track       *Media // a video's sound, spliced after its frames
-}
-
-// size is the memory the item holds, for the cache's bound.
-func (m *Media) size() int64 {
+// mediaSize is the memory a prepared attachment holds, for the cache's bound.
+func mediaSize(m *gemma4.Media) int64 {
 	var n int64
 	for _, f := range m.Frames {
 		n += 4*int64(len(f.Data)) + 8*int64(len(f.Positions))
@@ -41,7 +27,7 @@ func (m *Media) size() int64 {
 	}
 	n += 4 * int64(len(m.Wave))
 	if m.Track != nil {
-		n += m.Track.size()
+		n += mediaSize(m.Track)
 	}
 	return n + 256
 }
@@ -54,7 +40,7 @@ var imageBudgets = []int{70, 140, 280, 560, 1120}
 
 // item is one media part of a request on its way through Prepare.
 type item struct {
-	*Media
+	*gemma4.Media
 	name string
 }
 
@@ -130,7 +116,7 @@ func (p *Processor) prepareMedia(ctx context.Context, msgs []prompt.Message, o P
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", items[w.at].name, err)
 		}
-		p.media.Put(w.key, m, m.size())
+		p.media.Put(w.key, m, mediaSize(m))
 		items[w.at].Media = m
 	}
 	return items, nil
@@ -186,7 +172,7 @@ func (p *Processor) imageBudget(requested int) (int, error) {
 	return 0, fmt.Errorf("image budget %d is not one of 70, 140, 280, 560, 1120 soft tokens", requested)
 }
 
-func (p *Processor) prepareOne(ctx context.Context, part prompt.Part, key string, o PrepareOptions) (*Media, error) {
+func (p *Processor) prepareOne(ctx context.Context, part prompt.Part, key string, o PrepareOptions) (*gemma4.Media, error) {
 	switch part.Type {
 	case prompt.Image:
 		budget, _ := p.imageBudget(o.ImageTokens)
@@ -198,7 +184,7 @@ func (p *Processor) prepareOne(ctx context.Context, part prompt.Part, key string
 		if err != nil {
 			return nil, err
 		}
-		return &Media{Kind: prompt.Image, Key: key, Frames: []*Patches{f}, Tokens: []int{n}}, nil
+		return &gemma4.Media{Kind: prompt.Image, Key: key, Frames: []*gemma4.Patches{f}, Tokens: []int{n}}, nil
 	case prompt.Audio:
 		a, err := audio.Decode(ctx, part.Data, audio.Options{})
 		if err != nil {
@@ -211,7 +197,7 @@ func (p *Processor) prepareOne(ctx context.Context, part prompt.Part, key string
 
 // patches resizes a picture to the budget and cuts the tower's patches
 // (only the real ones: each image runs through the tower on its own).
-func (p *Processor) patches(src *picture.Source, budget int) (*Patches, int, error) {
+func (p *Processor) patches(src *picture.Source, budget int) (*gemma4.Patches, int, error) {
 	vc := p.vision
 	params := vision.Params{MaxSoftTokens: budget, PatchSize: vc.PatchSize, PoolingKernel: vc.PoolingKernelSize,
 		Tower: vision.SigLIP, Unpadded: true}
@@ -226,7 +212,7 @@ func (p *Processor) patches(src *picture.Source, budget int) (*Patches, int, err
 		return nil, 0, err
 	}
 	pt := in.Patches
-	out := &Patches{N: pt.Real, Data: pt.Data, Positions: make([][2]int32, pt.Real)}
+	out := &gemma4.Patches{N: pt.Real, Data: pt.Data, Positions: make([][2]int32, pt.Real)}
 	for i := range out.Positions {
 		out.Positions[i] = [2]int32{pt.Pos[2*i], pt.Pos[2*i+1]}
 	}
@@ -234,11 +220,11 @@ func (p *Processor) patches(src *picture.Source, budget int) (*Patches, int, err
 }
 
 // audioMedia prepares 16 kHz samples for the model's audio path.
-func (p *Processor) audioMedia(clip []float32, key string) (*Media, error) {
+func (p *Processor) audioMedia(clip []float32, key string) (*gemma4.Media, error) {
 	if len(clip) == 0 {
 		return nil, errors.New("the audio clip is empty (zero samples)")
 	}
-	m := &Media{Kind: prompt.Audio, Key: key,
+	m := &gemma4.Media{Kind: prompt.Audio, Key: key,
 		AudioTokens: logmel.SoftTokens(len(clip), 16000, p.pc.AudioMsPerToken, p.pc.AudioSeqLength)}
 	if p.unifiedAudio {
 		m.Wave = clip
@@ -256,7 +242,7 @@ func (p *Processor) audioMedia(clip []float32, key string) (*Media, error) {
 // 32 frames), each at the per-frame budget of 70 soft tokens, with their
 // mm:ss stamps; and the sound track when the model can hear and the
 // request does not opt out.
-func (p *Processor) prepareVideo(ctx context.Context, data []byte, key string, o PrepareOptions) (*Media, error) {
+func (p *Processor) prepareVideo(ctx context.Context, data []byte, key string, o PrepareOptions) (*gemma4.Media, error) {
 	wantAudio := p.audio && !o.NoVideoAudio
 	v, err := video.Decode(ctx, data, video.Options{FPS: o.VideoFPS, MaxFrames: o.MaxFrames, Audio: wantAudio})
 	if err != nil {
@@ -265,7 +251,7 @@ func (p *Processor) prepareVideo(ctx context.Context, data []byte, key string, o
 	if len(v.Frames) == 0 {
 		return nil, errors.New("the video has no frames to show the model")
 	}
-	m := &Media{Kind: prompt.Video, Key: key}
+	m := &gemma4.Media{Kind: prompt.Video, Key: key}
 	for _, f := range v.Frames {
 		pt, n, err := p.patches(picture.FromRGB(f.Image), videoFrameTokens)
 		if err != nil {

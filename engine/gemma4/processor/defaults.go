@@ -1,6 +1,9 @@
-package gemma4
+package processor
 
-import "slices"
+import (
+	"perch/engine/gemma4"
+	"slices"
+)
 
 // ImageBudgets are the image soft-token budgets a request may ask for.
 func ImageBudgets() []int { return slices.Clone(imageBudgets) }
@@ -8,7 +11,7 @@ func ImageBudgets() []int { return slices.Clone(imageBudgets) }
 // DefaultImageTokens is the image budget of a request that names none, for
 // the model in dir (0: it cannot see), read without loading the model.
 func DefaultImageTokens(dir string) (int, error) {
-	cfg, err := LoadConfig(dir)
+	cfg, err := gemma4.LoadConfig(dir)
 	if err != nil || cfg.Vision == nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package gemma4
+package processor
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 	"perch/media/picture"
 )
 
-const testdata = "../../testdata"
+const testdata = "../../../testdata"
 
-func tinyProcessor(t *testing.T, o ProcessorOptions) *Processor {
+func tinyProcessor(t *testing.T, o Options) *Processor {
 	t.Helper()
-	p, err := LoadProcessor(filepath.Join(testdata, "models", "text-tiny"), o)
+	p, err := Load(filepath.Join(testdata, "models", "text-tiny"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func fixture(t *testing.T, name, file string) []byte {
 // TestChatPromptMatchesGoldenIDs: messages rendered by the model's template
 // and tokenized give the reference ids (template goldens, tiny tokenizer).
 func TestChatPromptMatchesGoldenIDs(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "chattemplate", "testdata", "template-golden.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "chattemplate", "testdata", "template-golden.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestChatPromptMatchesGoldenIDs(t *testing.T) {
 	if err := json.Unmarshal(raw, &g); err != nil {
 		t.Fatal(err)
 	}
-	p := tinyProcessor(t, ProcessorOptions{})
+	p := tinyProcessor(t, Options{})
 	tried := 0
 	for _, c := range g.Cases {
 		// Requests carry plain-text turns (and a thinking flag); cases with
@@ -101,7 +101,7 @@ func TestChatPromptMatchesGoldenIDs(t *testing.T) {
 // text first and tokenizing it whole (the reference processor's order),
 // and the rows it records are where the soft tokens are.
 func TestOnePassMatchesWholeTextTokenizing(t *testing.T) {
-	p := tinyProcessor(t, ProcessorOptions{})
+	p := tinyProcessor(t, Options{})
 	img, wav := fixture(t, "vision-tiny", "image.png"), fixture(t, "audio-tiny", "audio.wav")
 	msgs := []prompt.Message{
 		prompt.TextMessage(prompt.System, "Be brief."),
@@ -165,7 +165,7 @@ func TestOnePassMatchesWholeTextTokenizing(t *testing.T) {
 // TestAnsweredMarksTheAnswer: a training row renders as its prompt (the
 // ids a chat request for messages[:-1] feeds) followed by the answer.
 func TestAnsweredMarksTheAnswer(t *testing.T) {
-	p := tinyProcessor(t, ProcessorOptions{})
+	p := tinyProcessor(t, Options{})
 	img := fixture(t, "vision-tiny", "image.png")
 	msgs := []prompt.Message{
 		{Role: prompt.User, Content: []prompt.Part{{Type: prompt.Image, Data: img}, {Type: prompt.Text, Text: "Which bird?"}}},
@@ -198,7 +198,7 @@ func TestAnsweredMarksTheAnswer(t *testing.T) {
 // TestPreparedMediaAreCachedByContent: asking about the same photo again
 // (a later turn) decodes nothing; another budget prepares it anew.
 func TestPreparedMediaAreCachedByContent(t *testing.T) {
-	p := tinyProcessor(t, ProcessorOptions{Pictures: picture.NewPool(picture.PoolOptions{CacheBytes: 1})})
+	p := tinyProcessor(t, Options{Pictures: picture.NewPool(picture.PoolOptions{CacheBytes: 1})})
 	img := fixture(t, "vision-tiny", "image.png")
 	ask := func(o PrepareOptions) *Prepared {
 		t.Helper()
@@ -243,7 +243,7 @@ func TestPreparedMediaAreCachedByContent(t *testing.T) {
 // length, before rendering or tokenizing; images over the request's pixel
 // budget are refused from their headers, before any is decoded.
 func TestLimitsApplyBeforeWork(t *testing.T) {
-	p := tinyProcessor(t, ProcessorOptions{MaxRequestPixels: 1000})
+	p := tinyProcessor(t, Options{MaxRequestPixels: 1000})
 	huge := strings.Repeat("perch ", 5<<20) // 30 MB
 	_, err := p.Prepare(context.Background(), []prompt.Message{prompt.TextMessage(prompt.User, huge)}, PrepareOptions{Context: 4096})
 	var ce *ContextError

@@ -1,9 +1,10 @@
-package gemma4
+package processor
 
 import (
 	"fmt"
 	"strings"
 
+	"perch/engine/gemma4"
 	"perch/engine/prompt"
 	"perch/engine/tokenizer"
 )
@@ -13,7 +14,7 @@ type specialIDs struct {
 	image, audio, video, boi, eoi, boa, eoa, pad int32
 }
 
-func specialIDsOf(c *Config, tok *tokenizer.Tokenizer) specialIDs {
+func specialIDsOf(c *gemma4.Config, tok *tokenizer.Tokenizer) specialIDs {
 	ids := specialIDs{image: c.ImageTokenID, audio: c.AudioTokenID, video: c.VideoTokenID,
 		boi: c.BOITokenID, eoi: c.EOITokenID, boa: c.BOATokenID, eoa: c.EOATokenID, pad: int32(c.Text.PadTokenID)}
 	if ids.video == 0 { // HF adds <|video|> when a checkpoint's config lacks it
@@ -114,7 +115,7 @@ func (b *builder) take(kind prompt.PartType, where string) (item, error) {
 // media writes an attachment's expansion: image -> boi + image*n + eoi;
 // audio -> boa + audio*n + eoa; video -> per frame "mm:ss " + boi +
 // video*n + eoi, joined by spaces, then its sound track as audio.
-func (b *builder) media(m *Media, name string) {
+func (b *builder) media(m *gemma4.Media, name string) {
 	t, ids := b.p.text, b.p.ids
 	b.placed = append(b.placed, Placed{Media: m, Name: name})
 	switch m.Kind {
