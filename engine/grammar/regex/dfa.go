@@ -1,4 +1,4 @@
-package grammar
+package regex
 
 import (
 	"slices"
@@ -6,11 +6,12 @@ import (
 	"unsafe"
 )
 
-// dfa runs an nfa by subset construction on demand: each DFA state is the
+// DFA runs an NFA by subset construction on demand: each DFA state is the
 // set of NFA range instructions the input can be at, built the first time
-// it is reached. State 0 is dead; 1 is the start.
-type dfa struct {
-	n      *nfa
+// it is reached. State Dead (0) is dead; Start (1) is the start. A DFA
+// grows as it is asked: not safe for concurrent use.
+type DFA struct {
+	n      *NFA
 	states []dstate
 	index  map[string]int32
 }
@@ -20,30 +21,37 @@ type dstate struct {
 	match bool
 	ascii [128]int32 // next state for ASCII runes; 0 unknown (dead is stored as -1)
 	other map[rune]int32
-	loops *selfLoop // built on first use
+	loops *SelfLoop // built on first use
 }
 
-// selfLoop is the characters that lead from a state back to itself: ASCII
+// SelfLoop is the characters that lead from a state back to itself: ASCII
 // as a bitset, the others by UTF-8 lead byte (bit b-0xC0: every character
 // starting with b does).
-type selfLoop struct {
-	ascii [2]uint64
-	leads uint64
+type SelfLoop struct {
+	ASCII [2]uint64
+	Leads uint64
 }
 
 // maxDFAStates bounds one regex's cache; a string that needs more is
 // refused (a validation error at worst, never a wrong acceptance).
 const maxDFAStates = 1 << 14
 
-func newDFA(n *nfa) *dfa {
-	d := &dfa{n: n, index: map[string]int32{}}
+// The dead state (no input leads on) and the start state.
+const (
+	Dead  int32 = 0
+	Start int32 = 1
+)
+
+// NewDFA returns the DFA of n, its start state built.
+func NewDFA(n *NFA) *DFA {
+	d := &DFA{n: n, index: map[string]int32{}}
 	d.states = append(d.states, dstate{}) // dead
 	d.intern(d.closure([]int32{n.start}))
 	return d
 }
 
 // closure follows splits from the given instructions.
-func (d *dfa) closure(from []int32) []int32 {
+func (d *DFA) closure(from []int32) []int32 {
 	var set []int32
 	seen := map[int32]bool{}
 	stack := append([]int32(nil), from...)
@@ -65,7 +73,7 @@ func (d *dfa) closure(from []int32) []int32 {
 	return set
 }
 
-func (d *dfa) intern(set []int32) int32 {
+func (d *DFA) intern(set []int32) int32 {
 	if len(set) == 0 {
 		return 0
 	}
@@ -88,8 +96,8 @@ func (d *dfa) intern(set []int32) int32 {
 	return id
 }
 
-// next is the state after rune r from s (0: dead).
-func (d *dfa) next(s int32, r rune) int32 {
+// Next is the state after rune r from s (Dead: none).
+func (d *DFA) Next(s int32, r rune) int32 {
 	if s <= 0 {
 		return 0
 	}
@@ -126,7 +134,8 @@ func (d *dfa) next(s int32, r rune) int32 {
 	return id
 }
 
-func (d *dfa) accepts(s int32) bool { return s > 0 && d.states[s].match }
+// Accepts reports whether s is an accepting state.
+func (d *DFA) Accepts(s int32) bool { return s > 0 && d.states[s].match }
 
 func inRanges(r []rune, c rune) bool {
 	for i := 0; i < len(r); i += 2 {
@@ -140,19 +149,19 @@ func inRanges(r []rune, c rune) bool {
 	return false
 }
 
-// matchString reports whether the whole of s is accepted.
-func (d *dfa) matchString(s string) bool {
+// Match reports whether the whole of s is accepted.
+func (d *DFA) Match(s string) bool {
 	st := int32(1)
 	for _, r := range s {
-		if st = d.next(st, r); st == 0 {
+		if st = d.Next(st, r); st == 0 {
 			return false
 		}
 	}
-	return d.accepts(st)
+	return d.Accepts(st)
 }
 
-// canTake reports whether some rune in [lo, hi] leads out of state s.
-func (d *dfa) canTake(s int32, lo, hi rune) bool {
+// CanTake reports whether some rune in [lo, hi] leads out of state s.
+func (d *DFA) CanTake(s int32, lo, hi rune) bool {
 	if s <= 0 {
 		return false
 	}
@@ -170,10 +179,10 @@ func (d *dfa) canTake(s int32, lo, hi rune) bool {
 	return false
 }
 
-// uniform reports whether every character in [lo, hi] (surrogates left
+// Uniform reports whether every character in [lo, hi] (surrogates left
 // out: no valid UTF-8 holds one) leads from s to the same state, and which
 // (0: none is taken).
-func (d *dfa) uniform(s int32, lo, hi rune) (int32, bool) {
+func (d *DFA) Uniform(s int32, lo, hi rune) (int32, bool) {
 	if s <= 0 {
 		return 0, true
 	}
@@ -212,18 +221,18 @@ func (d *dfa) uniform(s int32, lo, hi rune) (int32, bool) {
 	if first >= 0xD800 && first <= 0xDFFF {
 		first = 0xE000
 	}
-	return d.next(s, first), true
+	return d.Next(s, first), true
 }
 
-// loop is the self-loop summary of state s.
-func (d *dfa) loop(s int32) *selfLoop {
+// Loop is the self-loop summary of state s (built once, then kept).
+func (d *DFA) Loop(s int32) *SelfLoop {
 	if l := d.states[s].loops; l != nil {
 		return l
 	}
-	l := &selfLoop{}
+	l := &SelfLoop{}
 	for r := rune(0); r < 128; r++ {
-		if d.next(s, r) == s {
-			l.ascii[r>>6] |= 1 << (r & 63)
+		if d.Next(s, r) == s {
+			l.ASCII[r>>6] |= 1 << (r & 63)
 		}
 	}
 	for b := 0xC2; b <= 0xF4; b++ {
@@ -236,8 +245,8 @@ func (d *dfa) loop(s int32) *selfLoop {
 			k, lo = 12, max(rune(b&0x0F)<<12, 0x800)
 		}
 		hi := min(lo|(1<<k-1), utf8.MaxRune)
-		if to, same := d.uniform(s, lo, hi); same && to == s {
-			l.leads |= 1 << (b - 0xC0)
+		if to, same := d.Uniform(s, lo, hi); same && to == s {
+			l.Leads |= 1 << (b - 0xC0)
 		}
 	}
 	d.states[s].loops = l

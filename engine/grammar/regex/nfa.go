@@ -1,4 +1,4 @@
-package grammar
+package regex
 
 import (
 	"fmt"
@@ -44,14 +44,14 @@ func negate(r []rune) []rune {
 }
 
 // buildNFA lowers the tree to instructions, expanding counted repeats.
-func buildNFA(root *reNode) (*nfa, error) {
+func buildNFA(root *reNode) (*NFA, error) {
 	b := &nfaBuilder{}
 	match := b.add(inst{op: opMatch})
 	start, err := b.emit(root, match)
 	if err != nil {
 		return nil, err
 	}
-	return &nfa{insts: b.insts, start: start}, nil
+	return &NFA{insts: b.insts, start: start}, nil
 }
 
 type nfaBuilder struct{ insts []inst }

@@ -1,15 +1,22 @@
-package grammar
+// Package regex compiles the regular expressions JSON Schema uses
+// (ECMA-262 as "pattern" writes them; lookaround, backreferences and word
+// boundaries are refused: they are not regular, and a grammar must never
+// pretend to enforce what it cannot) to a Thompson NFA over runes, and runs
+// it as a lazily built DFA that answers what a token mask asks: the state
+// after a rune, whether a range of runes can be taken or all leads to one
+// state, and which characters loop a state onto itself.
+//
+// engine/grammar uses it for string patterns, formats and string enums.
+// Data flows one way: a pattern (or literals) in, an NFA, then DFA states
+// out as they are reached. Sizes are bounded: a pattern's bytes, the NFA's
+// instructions after counted repeats are expanded, a DFA's states.
+package regex
 
 import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
-
-// A regular expression (ECMA-262 as JSON Schema's "pattern" uses it)
-// compiles to a Thompson NFA over runes; dfa.go runs it as a lazily built
-// DFA. Lookaround, backreferences and word boundaries are refused: they are
-// not regular, and the grammar must never pretend to enforce what it cannot.
 
 const (
 	maxPatternBytes = 4 << 10 // a pattern's source
@@ -31,8 +38,8 @@ type inst struct {
 	out1   int32
 }
 
-// nfa is a compiled regex; start is the first instruction.
-type nfa struct {
+// NFA is a compiled regex; start is the first instruction.
+type NFA struct {
 	insts []inst
 	start int32
 }
@@ -52,9 +59,9 @@ type reParser struct {
 
 var anyRune = []rune{0, utf8.MaxRune}
 
-// compileRegex compiles a JSON Schema pattern with search semantics: an
+// Compile compiles a JSON Schema pattern with search semantics: an
 // unanchored side matches anything there.
-func compileRegex(pattern string) (*nfa, error) {
+func Compile(pattern string) (*NFA, error) {
 	if len(pattern) > maxPatternBytes {
 		return nil, fmt.Errorf("pattern is %d bytes, over the %d-byte limit", len(pattern), maxPatternBytes)
 	}
@@ -91,9 +98,22 @@ func compileRegex(pattern string) (*nfa, error) {
 	return buildNFA(root)
 }
 
-// compileAnchored compiles a regex that must match the whole string.
-func compileAnchored(re string) (*nfa, error) {
-	return compileRegex("^(?:" + re + ")$")
+// CompileAnchored compiles a regex that must match the whole string.
+func CompileAnchored(re string) (*NFA, error) {
+	return Compile("^(?:" + re + ")$")
+}
+
+// Literals compiles the regex that matches exactly one of strs.
+func Literals(strs []string) (*NFA, error) {
+	alt := &reNode{kind: 'a'}
+	for _, s := range strs {
+		seq := &reNode{kind: 's'}
+		for _, r := range s {
+			seq.subs = append(seq.subs, &reNode{kind: 'c', ranges: []rune{r, r}})
+		}
+		alt.subs = append(alt.subs, seq)
+	}
+	return buildNFA(alt)
 }
 
 func dotStar() *reNode {
