@@ -3,6 +3,13 @@
 // queue; while no request waits it runs its one background task (a
 // fine-tuning run, a step at a time). Callers get Go values and typed
 // events; no tensor crosses this API.
+//
+// It owns the queue and everything that runs on the engine's thread:
+// generation (Request in → one Prepare by engine/gemma4/processor → the
+// model on the backend → sampler, grammar mask → Events out), the training
+// task (TrainRequest in → rows from engine/trainset → engine/train's steps
+// between requests → an adapter and events out), adapters, fusing and
+// memory. Front ends and services call it; it calls nothing above it.
 package engine
 
 import (
