@@ -3,6 +3,13 @@
 // queue; while no request waits it runs its one background task (a
 // fine-tuning run, a step at a time). Callers get Go values and typed
 // events; no tensor crosses this API.
+//
+// It owns the queue and everything that runs on the engine's thread:
+// generation (Request in → one Prepare by engine/gemma4/processor → the
+// model on the backend → sampler, grammar mask → Events out), the training
+// task (TrainRequest in → rows from engine/trainset → engine/train's steps
+// between requests → an adapter and events out), adapters, fusing and
+// memory. Front ends and services call it; it calls nothing above it.
 package engine
 
 import (
@@ -10,7 +17,7 @@ import (
 	"errors"
 	"time"
 
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/prompt"
 	"perch/engine/sample"
 	"perch/engine/toolcall"
@@ -25,7 +32,7 @@ var ErrClosed = errors.New("engine closed")
 
 // ContextError is Generate's refusal of a prompt that leaves no room in the
 // model's context (counted, or bounded from the text's length).
-type ContextError = gemma4.ContextError
+type ContextError = processor.ContextError
 
 // Generator is what the app, the UI and the local API server talk to.
 type Generator interface {

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/sample"
 	"perch/media/video"
 )
@@ -26,7 +26,7 @@ type Defaults struct {
 }
 
 // ImageBudgets are the image soft-token budgets a request may ask for.
-func ImageBudgets() []int { return gemma4.ImageBudgets() }
+func ImageBudgets() []int { return processor.ImageBudgets() }
 
 // ReadDefaults reads the defaults of the model folder dir without loading it.
 func ReadDefaults(dir string) (Defaults, error) {
@@ -36,7 +36,7 @@ func ReadDefaults(dir string) (Defaults, error) {
 	}
 	v := video.Options{}.WithDefaults()
 	d := Defaults{VideoFPS: v.FPS, MaxFrames: v.MaxFrames, MaxTokens: DefaultMaxTokens}
-	if d.ImageTokens, err = gemma4.DefaultImageTokens(dir); err != nil {
+	if d.ImageTokens, err = processor.DefaultImageTokens(dir); err != nil {
 		return Defaults{}, err
 	}
 	d.Sampling = samplingDefaults(g)

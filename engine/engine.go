@@ -11,6 +11,7 @@ import (
 
 	"perch/engine/chatoutput"
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/tensor"
 	"perch/engine/tokenizer"
 	"perch/media/picture"
@@ -30,7 +31,7 @@ type Options struct {
 	// EncoderCacheBytes bounds the cache of tower outputs (default 256 MiB).
 	EncoderCacheBytes int64
 	// MediaCacheBytes bounds the prepared attachments kept by content hash
-	// (gemma4.ProcessorOptions; default 128 MiB).
+	// (processor.Options; default 128 MiB).
 	MediaCacheBytes int64
 	// Pictures decodes images; share one with the chat's thumbnails so a
 	// photo is decoded once (nil: the engine's own).
@@ -74,7 +75,7 @@ type Engine struct {
 	stops map[int32]bool
 	cfg   *gemma4.Config
 
-	proc *gemma4.Processor
+	proc *processor.Processor
 
 	queue     chan *job
 	preparing chan struct{}   // a slot per request being prepared
@@ -136,7 +137,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		queue: make(chan *job, opts.QueueSize), preparing: make(chan struct{}, opts.Preparing), stopped: make(chan struct{}),
 	}
 	e.life, e.kill = context.WithCancel(context.Background())
-	e.proc, err = gemma4.NewProcessor(dir, cfg, tok, gemma4.ProcessorOptions{
+	e.proc, err = processor.New(dir, cfg, tok, processor.Options{
 		MediaCacheBytes: opts.MediaCacheBytes, Pictures: opts.Pictures, MaxRequestPixels: opts.MaxRequestPixels})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/engine/grammar"
 	"perch/engine/kvcache"
 	"perch/engine/sample"
@@ -18,7 +19,7 @@ type job struct {
 	ctx      context.Context
 	req      Request
 	prompt   []int32
-	prep     *gemma4.Prepared
+	prep     *processor.Prepared
 	params   sample.Params
 	maxTok   int
 	events   chan Event
@@ -88,7 +89,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 		return nil, err
 	}
 	ctxLen := e.info.ContextLength
-	opts := gemma4.PrepareOptions{
+	opts := processor.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
 		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Context: ctxLen,
 		Tools: tools,
@@ -99,7 +100,7 @@ func (e *Engine) prepare(ctx context.Context, req Request) (*job, error) {
 	if req.Fit != nil {
 		opts.Context = 0 // measured, not refused, while the policy fits it
 	}
-	var prep *gemma4.Prepared
+	var prep *processor.Prepared
 	for {
 		if prep, err = e.proc.Prepare(ctx, req.Messages, opts); err != nil {
 			return nil, err

@@ -2,8 +2,7 @@ package engine
 
 import (
 	"context"
-
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 )
 
 // Measure is how a request fills the model's context, counted exactly as
@@ -31,7 +30,7 @@ func (e *Engine) Measure(ctx context.Context, req Request) (Measure, error) {
 	if err != nil {
 		return Measure{}, err
 	}
-	prep, err := e.proc.Prepare(ctx, req.Messages, gemma4.PrepareOptions{
+	prep, err := e.proc.Prepare(ctx, req.Messages, processor.PrepareOptions{
 		PromptIDs: req.PromptIDs, EnableThinking: req.EnableThinking, ImageTokens: req.MaxSoftTokens,
 		VideoFPS: req.VideoFPS, MaxFrames: req.MaxFrames, NoVideoAudio: req.NoVideoAudio, Tools: tools,
 	})
@@ -48,7 +47,7 @@ func (e *Engine) Measure(ctx context.Context, req Request) (Measure, error) {
 // turnSizes splits the prompt at its turn openers: one per message plus the
 // generation prompt's, after any turns the template adds in front (a system
 // turn for thinking).
-func (e *Engine) turnSizes(prep *gemma4.Prepared, n int) []MessageSize {
+func (e *Engine) turnSizes(prep *processor.Prepared, n int) []MessageSize {
 	tok := e.proc.Tokenizer()
 	opener, ok := tok.TokenID("<|turn>")
 	if !ok {

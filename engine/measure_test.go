@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"testing"
 )
 
@@ -99,9 +99,9 @@ func TestContextPolicyInsidePrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &dropFirst{}
-	before := gemma4.Prepares()
+	before := processor.Prepares()
 	ids, _ := run(t, e, Request{Messages: msgs, MaxTokens: 2, Sampling: Sampling{Temperature: f32(0)}, Fit: p})
-	if n := gemma4.Prepares() - before; n != 2 || len(p.seen) != 2 || len(ids) != 2 {
+	if n := processor.Prepares() - before; n != 2 || len(p.seen) != 2 || len(ids) != 2 {
 		t.Fatalf("%d prepares, %d measures, %d tokens; want 2, 2, 2", n, len(p.seen), len(ids))
 	}
 	if p.seen[0].Tokens != want.Tokens || len(p.seen[0].Messages) != 3 || len(p.seen[1].Messages) != 2 || p.seen[1].Tokens >= want.Tokens {

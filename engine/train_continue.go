@@ -8,6 +8,7 @@ import (
 
 	"perch/engine/lora"
 	"perch/engine/train"
+	"perch/engine/trainset"
 )
 
 // settings are the request's run settings as a saved state records them;
@@ -55,15 +56,15 @@ func (e *Engine) prepareContinue(req *TrainRequest, plan train.Plan, notes []str
 
 // encodeExamples is the request's examples as a dataset: the training
 // rows and, when given, the validation rows.
-func encodeExamples(ctx context.Context, req *TrainRequest, enc *train.Encoder) (*train.Dataset, error) {
-	budget := train.MaxDatasetTokens
-	ds := &train.Dataset{}
+func encodeExamples(ctx context.Context, req *TrainRequest, enc *trainset.Encoder) (*trainset.Dataset, error) {
+	budget := trainset.MaxDatasetTokens
+	ds := &trainset.Dataset{}
 	var err error
-	if ds.Train, err = train.EncodeExamples(ctx, "training rows", req.Examples, enc, &budget); err != nil {
+	if ds.Train, err = trainset.EncodeExamples(ctx, "training rows", req.Examples, enc, &budget); err != nil {
 		return nil, err
 	}
 	if len(req.ValidExamples) > 0 {
-		if ds.Valid, err = train.EncodeExamples(ctx, "validation rows", req.ValidExamples, enc, &budget); err != nil {
+		if ds.Valid, err = trainset.EncodeExamples(ctx, "validation rows", req.ValidExamples, enc, &budget); err != nil {
 			return nil, err
 		}
 	}

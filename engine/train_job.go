@@ -12,6 +12,7 @@ import (
 	"perch/engine/lora"
 	"perch/engine/tensor"
 	"perch/engine/train"
+	"perch/engine/trainset"
 )
 
 // ErrTraining is returned by Train while another run holds the engine.
@@ -27,7 +28,7 @@ type TrainRequest struct {
 	// Examples and ValidExamples are rows as the app holds them, before
 	// any token (encoded here with the model's template and tokenizer, as
 	// a folder's lines are); ReadMedia gives their media parts' bytes.
-	Examples, ValidExamples []train.Example
+	Examples, ValidExamples []trainset.Example
 	ReadMedia               func(kind, name string) ([]byte, error)
 	MaxLen                  int           // rows are cut to this many tokens (0: 2048)
 	Options                 train.Options // method, learning rate, LoRA+ ratio, clipping, seed…
@@ -195,11 +196,11 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 		if err != nil {
 			return plan, nil, nil, fmt.Errorf("chat template: %w", err)
 		}
-		enc := &train.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc,
+		enc := &trainset.Encoder{Template: tmpl, Tok: e.tok, Method: opts.Method, MaxLen: req.MaxLen, Vocab: e.cfg.Text.VocabSize, Processor: e.proc,
 			Whole: req.WholeSequence, Test: req.Test, ReadMedia: req.ReadMedia}
-		var ds *train.Dataset
+		var ds *trainset.Dataset
 		if req.Data != "" {
-			ds, err = train.LoadFolder(ctx, req.Data, enc)
+			ds, err = trainset.LoadFolder(ctx, req.Data, enc)
 		} else {
 			ds, err = encodeExamples(ctx, req, enc)
 		}
@@ -207,7 +208,7 @@ func (e *Engine) prepareTraining(ctx context.Context, req *TrainRequest) (train.
 			return plan, nil, nil, err
 		}
 		plan.Train = ds.Train.Rows
-		for _, s := range []*train.Split{ds.Train, ds.Valid} {
+		for _, s := range []*trainset.Split{ds.Train, ds.Valid} {
 			if s != nil && s.Notes.String() != "" {
 				notes = append(notes, s.Name+": "+s.Notes.String())
 			}

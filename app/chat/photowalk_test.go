@@ -11,7 +11,7 @@ import (
 
 	"perch/app/history"
 	"perch/engine"
-	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 	"perch/internal/contenthash"
 	"perch/media/lru"
 	"perch/media/picture"
@@ -154,7 +154,7 @@ func TestPhotoWalk(t *testing.T) {
 		if turn == 0 {
 			g.parked, g.resume = make(chan struct{}), make(chan struct{})
 		}
-		prepares := gemma4.Prepares()
+		prepares := processor.Prepares()
 		r, err := svc.Send(ctx, conv, q, atts)
 		if err != nil {
 			t.Fatal(err)
@@ -203,7 +203,7 @@ func TestPhotoWalk(t *testing.T) {
 		if last.State != ui.Done || last.Stats == nil || last.Stats.GeneratedTokens == 0 {
 			t.Fatalf("turn %d: %+v (text %q)", turn+1, last, text)
 		}
-		if n := gemma4.Prepares() - prepares; n != 1 {
+		if n := processor.Prepares() - prepares; n != 1 {
 			t.Errorf("turn %d prepared its prompt %d times; want once", turn+1, n)
 		}
 	}
@@ -217,7 +217,7 @@ func TestPhotoWalk(t *testing.T) {
 	svc.attachments = lru.New[[]byte](attachmentCacheBytes, nil)
 	hashes, reads = contenthash.Count(), svc.blobReads.Load()
 	for _, q := range []string{"Back again: what was it?", "And its size?"} {
-		prepares := gemma4.Prepares()
+		prepares := processor.Prepares()
 		r, err := svc.Send(context.Background(), conv, q, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +225,7 @@ func TestPhotoWalk(t *testing.T) {
 		if _, last := drainAnswers(t, answers(r)); last.State != ui.Done {
 			t.Fatalf("after the restart: %+v", last)
 		}
-		if n := gemma4.Prepares() - prepares; n != 1 {
+		if n := processor.Prepares() - prepares; n != 1 {
 			t.Errorf("a turn after the restart prepared its prompt %d times; want once", n)
 		}
 	}

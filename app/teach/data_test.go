@@ -15,6 +15,7 @@ import (
 	"perch/engine/chattemplate"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -137,8 +138,8 @@ func TestEngineReadsTheDataset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc := &train.Encoder{Template: tmpl, Tok: tok, Method: train.Method(m), MaxLen: 512}
-		ds, err := train.LoadFolder(context.Background(), dir, enc)
+		enc := &trainset.Encoder{Template: tmpl, Tok: tok, Method: train.Method(m), MaxLen: 512}
+		ds, err := trainset.LoadFolder(context.Background(), dir, enc)
 		if err != nil {
 			t.Fatalf("%s: the engine refused the dataset: %v", m, err)
 		}
@@ -156,10 +157,10 @@ func TestEngineReadsTheDataset(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {
-			exs  []train.Example
-			want *train.Split
+			exs  []trainset.Example
+			want *trainset.Split
 		}{{d.train, ds.Train}, {d.valid, ds.Valid}} {
-			got, err := train.EncodeExamples(context.Background(), "rows", c.exs, enc, nil)
+			got, err := trainset.EncodeExamples(context.Background(), "rows", c.exs, enc, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}

@@ -1,7 +1,7 @@
 // Package teach is the app side of fine-tuning, the Teach page's
 // service (ui.Teacher, ui.Adapters): it plans a run (Estimate: rows,
 // memory, time), hands the plan's rows (package dataset) to the engine's
-// trainer as rows (train.Example, attachments named by hash; no dataset
+// trainer as rows (trainset.Example, attachments named by hash; no dataset
 // file on the way), records the run durably in the history — its plan as
 // versioned JSON, metrics, checkpoints, and the best saved state as the
 // engine reports it (Teach never compares losses itself) — pauses,

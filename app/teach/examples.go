@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -12,7 +12,7 @@ import (
 // (a run started before rows went straight through) its dataset folder.
 type trainData struct {
 	folder       string
-	train, valid []train.Example
+	train, valid []trainset.Example
 }
 
 // rowsFor gathers the plan's rows from its sources as the engine takes

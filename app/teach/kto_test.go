@@ -7,6 +7,7 @@ import (
 	"perch/engine/chattemplate"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -40,12 +41,12 @@ func TestThumbsAloneTrainKTO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := train.LoadFolder(context.Background(), dir, &train.Encoder{Template: tmpl, Tok: tok, Method: train.KTO, MaxLen: 512})
+	ds, err := trainset.LoadFolder(context.Background(), dir, &trainset.Encoder{Template: tmpl, Tok: tok, Method: train.KTO, MaxLen: 512})
 	if err != nil {
 		t.Fatalf("the engine refused the KTO dataset: %v", err)
 	}
 	liked, disliked := 0, 0
-	for _, s := range []*train.Split{ds.Train, ds.Valid} {
+	for _, s := range []*trainset.Split{ds.Train, ds.Valid} {
 		for _, r := range s.Rows {
 			if r.Rejected != nil || len(r.Chosen) == 0 {
 				t.Fatalf("not an unpaired row: %+v", r)

@@ -12,6 +12,7 @@ import (
 	"perch/engine/chattemplate"
 	"perch/engine/tokenizer"
 	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -81,8 +82,8 @@ func TestAnswersThatUsedToolsTrainWithTheirToolTurns(t *testing.T) {
 		if len(msgs) < 3 || msgs[1].(map[string]any)["tool_calls"] == nil || msgs[2].(map[string]any)["tool_call_id"] != "c0" {
 			t.Fatalf("%s line %v", m, lines[0])
 		}
-		enc := &train.Encoder{Template: tmpl, Tok: tok, Method: train.Method(m), MaxLen: 512}
-		ds, err := train.LoadFolder(context.Background(), dir, enc)
+		enc := &trainset.Encoder{Template: tmpl, Tok: tok, Method: train.Method(m), MaxLen: 512}
+		ds, err := trainset.LoadFolder(context.Background(), dir, enc)
 		if err != nil {
 			t.Fatalf("%s: the engine refused the rows with tool turns: %v", m, err)
 		}
@@ -92,7 +93,7 @@ func TestAnswersThatUsedToolsTrainWithTheirToolTurns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := train.EncodeExamples(context.Background(), "rows", d.train, enc, nil)
+		got, err := trainset.EncodeExamples(context.Background(), "rows", d.train, enc, nil)
 		if err != nil {
 			t.Fatalf("%s: rows with tool turns refused on the way to training: %v", m, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"perch/engine/train"
+	"perch/engine/trainset"
 )
 
 // The seam to the engine's trainer: the app adapts engine.Train to these
@@ -16,7 +16,7 @@ type Job struct {
 	// Train and Valid are the rows as the history holds them: they reach
 	// the engine as rows, never through a dataset file; ReadMedia gives
 	// their attachments' bytes by hash.
-	Train, Valid []train.Example
+	Train, Valid []trainset.Example
 	ReadMedia    func(kind, name string) ([]byte, error)
 	Data         string // a dataset folder instead (train.jsonl, valid.jsonl): runs started before rows went straight through
 	Method       string // "sft", "dpo", "orpo"

@@ -1,7 +1,13 @@
 // Package gemma4 is the Gemma-4 model family written against tensor.Backend:
-// config, weights, the text decoder (E2B/E4B, 12B unified, 26B-A4B, 31B) and,
-// beside it, the vision and audio towers. The model maps ids or embeddings
-// and caches to logits; it never samples.
+// config, weights (every checkpoint layout's tensor names in one table,
+// names.go), the text decoder (E2B/E4B, 12B unified, 26B-A4B, 31B) and,
+// beside it, the vision and audio towers and the adapters.
+//
+// Data flows one way: a checkpoint folder in (Load), then ids or embeddings
+// and caches in, logits out; prepared attachments (Media, made by
+// engine/gemma4/processor, which reads this package's Config) go through
+// their frozen towers (EncodeMedia) and are spliced into the embeddings
+// (Splice). It never tokenizes, decodes a file or samples.
 package gemma4
 
 import (

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"perch/engine/gemma4"
+	"perch/engine/gemma4/processor"
 )
 
 // publishedDir holds the config.json key sets of the published checkpoints
@@ -198,7 +199,7 @@ func TestPublishedProcessorConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys, err := gemma4.UnknownProcessorKeys(raw)
+		keys, err := processor.UnknownKeys(raw)
 		if err != nil || len(keys) != 0 {
 			t.Errorf("%s: keys neither read nor built in: %v (%v)", p.repo, keys, err)
 		}

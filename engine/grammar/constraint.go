@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"perch/engine/grammar/regex"
 	"unicode/utf8"
 )
 
@@ -259,14 +260,14 @@ func (c *Constraint) tokenBytes(id int32) ([]byte, bool) {
 const maxPlainCache = 256
 
 type dfaState struct {
-	re *dfa
+	re *regex.DFA
 	st int32
 }
 
 // plainFor is the set of plain tokens whose characters the regex takes
 // from state st without dying, computed once per state by walking the
 // plain tokens' trie with the DFA alone.
-func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
+func (g *Grammar) plainFor(sl *slicer, re *regex.DFA, st int32, size int) []uint64 {
 	key := dfaState{re, st}
 	if set, ok := g.plainCache[key]; ok {
 		return set
@@ -290,11 +291,11 @@ func (g *Grammar) plainFor(sl *slicer, re *dfa, st int32, size int) []uint64 {
 //
 // Where every byte below node loops the DFA back to st, the subtree's
 // tokens are all taken without walking it.
-func walkPlain(t *trie, sum *subtrees, node int32, re *dfa, st int32, cp rune, need int, to int32, set []uint64) {
+func walkPlain(t *trie, sum *subtrees, node int32, re *regex.DFA, st int32, cp rune, need int, to int32, set []uint64) {
 	if need == 0 {
 		end := t.tokAt[node+1]
-		if l, below := re.loop(st), &sum.ascii[node]; below[0]&^l.ascii[0] == 0 && below[1]&^l.ascii[1] == 0 &&
-			sum.leads[node]&^l.leads == 0 {
+		if l, below := re.Loop(st), &sum.ascii[node]; below[0]&^l.ASCII[0] == 0 && below[1]&^l.ASCII[1] == 0 &&
+			sum.leads[node]&^l.Leads == 0 {
 			end = sum.toksEnd[node]
 		}
 		for _, id := range t.toks[t.tokAt[node]:end] {
@@ -323,7 +324,7 @@ func walkPlain(t *trie, sum *subtrees, node int32, re *dfa, st int32, cp rune, n
 		case nneed == 0 && nto >= 0:
 			nst, nto = nto, -1
 		case nneed == 0:
-			if nst = re.next(st, ncp); nst == 0 {
+			if nst = re.Next(st, ncp); nst == regex.Dead {
 				continue
 			}
 		case nto < 0:
@@ -333,7 +334,7 @@ func walkPlain(t *trie, sum *subtrees, node int32, re *dfa, st int32, cp rune, n
 				lo = max(lo, [4]rune{0, 0x80, 0x800, 0x10000}[nneed])
 			}
 			var same bool
-			if nto, same = re.uniform(st, lo, hi); same && nto == 0 {
+			if nto, same = re.Uniform(st, lo, hi); same && nto == regex.Dead {
 				continue
 			} else if !same {
 				nto = -1

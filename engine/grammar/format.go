@@ -1,6 +1,9 @@
 package grammar
 
-import "fmt"
+import (
+	"fmt"
+	"perch/engine/grammar/regex"
+)
 
 // Formats as anchored regexes over the decoded string. Unknown formats are
 // annotations (validators do not assert them) and constrain nothing.
@@ -26,9 +29,9 @@ var refused = map[string]bool{"ipv6": true, "uri-reference": true, "iri": true, 
 	"regex": true, "uri-template": true, "duration": true}
 
 // formatRegex is the NFA for a format, nil for one that asserts nothing.
-func formatRegex(name string) (*nfa, error) {
+func formatRegex(name string) (*regex.NFA, error) {
 	if re, ok := formats[name]; ok {
-		return compileAnchored(re)
+		return regex.CompileAnchored(re)
 	}
 	if refused[name] {
 		return nil, fmt.Errorf("format %q is not supported", name)

@@ -7,6 +7,12 @@
 // come in any order (object.go). Gemma-4 tool calls (toolcall.go) use the
 // same grammar in the model's own syntax, arguments in the template's
 // sorted order.
+//
+// Data flows one way: a schema (or a tool list) in, a Grammar, then per
+// token a mask out and the token back in (Constraint.Advance); patterns,
+// formats and string enums are compiled by engine/grammar/regex, whose
+// DFAs the string matcher steps.
+//
 // Design notes (after llguidance and XGrammar, no code taken): the matcher
 // keeps a set of immutable stacks so a mask tries each token from one
 // state; the vocabulary is a byte trie walked once per mask, pruned at the
@@ -21,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"perch/engine/grammar/regex"
 	"strconv"
 	"strings"
 	"time"
@@ -134,16 +141,8 @@ func (g *Grammar) enumValues(n *node) {
 		}
 	}
 	if strs != nil {
-		alt := &reNode{kind: 'a'}
-		for _, s := range strs {
-			seq := &reNode{kind: 's'}
-			for _, r := range s {
-				seq.subs = append(seq.subs, &reNode{kind: 'c', ranges: []rune{r, r}})
-			}
-			alt.subs = append(alt.subs, seq)
-		}
-		if re, err := buildNFA(alt); err == nil {
-			n.enumRe = newDFA(re)
+		if re, err := regex.Literals(strs); err == nil {
+			n.enumRe = regex.NewDFA(re)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"math"
+	"perch/engine/grammar/regex"
 	"sort"
 	"strings"
 )
@@ -78,10 +79,10 @@ func (c *compiler) keyword(n *node, s *object, k string, v any, path string) err
 		if !ok {
 			return bad("must be a string")
 		}
-		var re *nfa
+		var re *regex.NFA
 		var err error
 		if k == "pattern" {
-			re, err = compileRegex(str)
+			re, err = regex.Compile(str)
 		} else {
 			re, err = formatRegex(str)
 			n.format = str
@@ -95,7 +96,7 @@ func (c *compiler) keyword(n *node, s *object, k string, v any, path string) err
 		if n.re != nil {
 			return bad("a pattern together with a format is not supported")
 		}
-		n.re = newDFA(re)
+		n.re = regex.NewDFA(re)
 	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		if b, ok := v.(bool); ok && (k == "exclusiveMinimum" || k == "exclusiveMaximum") { // draft 4
 			if k == "exclusiveMinimum" {

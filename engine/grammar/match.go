@@ -1,5 +1,7 @@
 package grammar
 
+import "perch/engine/grammar/regex"
+
 // The matcher runs a compiled grammar byte by byte. Its state is a set of
 // stacks (an anyOf, or an optional property, can leave several readings
 // open); a stack is an immutable linked list of frames, so stepping shares
@@ -33,14 +35,14 @@ type frame struct {
 	phase uint8
 	key   bool // fStr: an object key (checked against n.names)
 	n     *node
-	bs    []byte // fBytes
-	re    *dfa   // fStr
-	i     int32  // fObj: next property; fBytes: position; fLit, fKey: trie node; fStr: names node
-	cnt   int32  // members, items, code points, digits
-	st    int32  // fStr: DFA state (0: none); fNum: phase
-	aux   int32  // fStr: escape/UTF-8 progress
-	cp    rune   // fStr: code point being read; fNum: fraction digits
-	mant  uint64 // fNum: the digits so far; fObj (any order): the properties seen
+	bs    []byte     // fBytes
+	re    *regex.DFA // fStr
+	i     int32      // fObj: next property; fBytes: position; fLit, fKey: trie node; fStr: names node
+	cnt   int32      // members, items, code points, digits
+	st    int32      // fStr: DFA state (0: none); fNum: phase
+	aux   int32      // fStr: escape/UTF-8 progress
+	cp    rune       // fStr: code point being read; fNum: fraction digits
+	mant  uint64     // fNum: the digits so far; fObj (any order): the properties seen
 }
 
 type stack struct {
@@ -189,7 +191,7 @@ func (m *matcher) startValue(n *node, up *stack, c byte, out []*stack) []*stack 
 }
 
 // openString starts a string whose opening quote's first byte was read.
-func (m *matcher) openString(n *node, re *dfa, key bool, up *stack, out []*stack) []*stack {
+func (m *matcher) openString(n *node, re *regex.DFA, key bool, up *stack, out []*stack) []*stack {
 	f := frame{k: fStr, n: n, re: re, key: key}
 	if re != nil {
 		f.st = 1

@@ -1,5 +1,7 @@
 package grammar
 
+import "perch/engine/grammar/regex"
+
 // typeSet is the JSON types a value may take.
 type typeSet uint8
 
@@ -24,11 +26,11 @@ type node struct {
 	enum     bool
 	enumVals []any
 	lits     *litTrie
-	enumRe   *dfa
+	enumRe   *regex.DFA
 	filtered bool // enumVals checked against the other keywords
 
 	minLen, maxLen int // in code points; maxLen -1: no bound
-	re             *dfa
+	re             *regex.DFA
 	format         string // for messages
 
 	hasMin, hasMax bool

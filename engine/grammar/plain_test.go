@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"perch/engine/grammar/regex"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -20,15 +21,15 @@ func TestPlainForExact(t *testing.T) {
 		}
 	}
 	for _, pat := range []string{`^[a-z0-9-]+$`, `^[^<>]*$`, `.*`, `^\d{4}-\d{2}$`, `^[A-Za-z_]{1,3}é?$`, `^([À-ÿ]|\s)+$`, `^[^\u2028a]*b?$`} {
-		n, err := compileRegex(pat)
+		n, err := regex.Compile(pat)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := newDFA(n)
+		d := regex.NewDFA(n)
 		g := &Grammar{}
-		states := []int32{1}
+		states := []int32{regex.Start}
 		for _, r := range "a1-éb<" {
-			if s := d.next(states[len(states)-1], r); s > 0 {
+			if s := d.Next(states[len(states)-1], r); s > 0 {
 				states = append(states, s)
 			}
 		}
@@ -38,7 +39,7 @@ func TestPlainForExact(t *testing.T) {
 			for _, id := range plain {
 				s := st
 				for _, r := range string(v.bytes[id]) {
-					if s = d.next(s, r); s == 0 {
+					if s = d.Next(s, r); s == 0 {
 						break
 					}
 				}

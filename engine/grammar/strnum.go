@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"math"
+	"perch/engine/grammar/regex"
 	"unicode/utf8"
 )
 
@@ -194,7 +195,7 @@ func (m *matcher) runeFits(f frame) bool {
 	if f.mant != 0 { // only the lead byte read: not overlong
 		lo = max(lo, [4]rune{0, 0x80, 0x800, 0x10000}[k/6])
 	}
-	return f.re.canTake(f.st, lo, hi)
+	return f.re.CanTake(f.st, lo, hi)
 }
 
 // escapeFits reports whether some escape can follow a backslash.
@@ -206,7 +207,7 @@ func (m *matcher) escapeFits(f frame) bool {
 		return true
 	}
 	for _, r := range `"\\/` + "\b\f\n\r\t" {
-		if f.re.canTake(f.st, r, r) {
+		if f.re.CanTake(f.st, r, r) {
 			return true
 		}
 	}
@@ -234,7 +235,7 @@ func (m *matcher) addRune(s *stack, f frame, r rune, out []*stack) []*stack {
 		}
 	}
 	if f.re != nil {
-		if f.st = f.re.next(f.st, r); f.st == 0 {
+		if f.st = f.re.Next(f.st, r); f.st == regex.Dead {
 			return out
 		}
 	}
@@ -248,7 +249,7 @@ func (m *matcher) stringDone(f frame) bool {
 	if f.key {
 		return f.i < 0 || f.n.names == nil || !f.n.names.end[f.i]
 	}
-	return int(f.cnt) >= f.n.minLen && (f.re == nil || f.re.accepts(f.st))
+	return int(f.cnt) >= f.n.minLen && (f.re == nil || f.re.Accepts(f.st))
 }
 
 func hexVal(c byte) int {

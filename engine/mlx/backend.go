@@ -1,5 +1,9 @@
 // Package mlx implements tensor.Backend on Apple's MLX through mlx-c. It is
-// the only package that imports "C".
+// the only package that imports "C" (capi.go and capi_train.go).
+//
+// Data flows one way: the model's ops come in through tensor.Backend, go
+// out as mlx-c calls on the arrays in the arena, and values come back only
+// when read (Eval, readback); errors come back as Go errors.
 //
 //   - Loading: libmlxc is opened with dlopen at run time (see Available for the
 //     search order), so binaries build and run without it; New reports a clear

@@ -2,6 +2,10 @@
 // Hugging Face tokenizer.json (BPE with byte fallback), exactly as the
 // reference tokenizers do.
 //
+// It owns one model's text ↔ ids mapping. Data flows: tokenizer.json in
+// (Load: a pull parser straight into compact tables, checked against an
+// allowlist), then text → ids (Encode) and ids → text (Decode, Stream).
+//
 // Port of the Hugging Face `tokenizers` BPE pipeline (added-token split,
 // normalizer, rank-ordered merges, byte fallback, decoder chain) as Gemma
 // uses it. Parity notes:

@@ -1,8 +1,6 @@
 package train
 
 import (
-	"slices"
-	"strings"
 	"testing"
 )
 
@@ -37,26 +35,4 @@ func TestKTOMatchesOracle(t *testing.T) {
 	defer func() { fdStep = 1e-3 }()
 	worst := fdCheck(t, fx.b, fx.m, fx.ad, o, rows, grads, fx.trainer(o).names)
 	t.Logf("finite differences: worst |FD - AD| %.2g", worst)
-}
-
-// TRL's unpaired rows encode as the prompt and completion a chat request
-// and its answer render; other shapes are refused for kto.
-func TestKTORows(t *testing.T) {
-	enc := tinyEncoder(t, KTO)
-	good := encodeOne(t, enc, `{"prompt": "Name a bird.", "completion": "A robin.", "label": true}`)
-	bad := encodeOne(t, enc, `{"prompt": [{"role": "user", "content": "Name a bird."}], "completion": [{"role": "assistant", "content": "A robin."}], "label": false}`)
-	if !good.Label || bad.Label || !slices.Equal(good.Prompt, bad.Prompt) || !slices.Equal(good.Chosen, bad.Chosen) || good.Rejected != nil {
-		t.Fatalf("string and message forms: %+v %+v", good, bad)
-	}
-	if c := enc.Tok.Decode(good.Chosen, false); c != "A robin.<turn|>\n" {
-		t.Errorf("completion %q", c)
-	}
-	for _, line := range []string{`{"prompt": "a", "completion": "b"}`, `{"prompt": "a", "completion": "b", "label": "yes"}`, `{"prompt": "a", "chosen": "b", "rejected": "c"}`} {
-		if _, _, _, err := enc.Encode(t.Context(), []byte(line)); err == nil || !strings.Contains(err.Error(), "label") {
-			t.Errorf("%s: error %v, want one naming the label", line, err)
-		}
-	}
-	if _, _, _, err := tinyEncoder(t, DPO).Encode(t.Context(), []byte(`{"prompt": "a", "completion": "b", "label": true}`)); err == nil || !strings.Contains(err.Error(), "kto") {
-		t.Errorf("dpo on a KTO row: %v", err)
-	}
 }

@@ -1,12 +1,16 @@
-// Package train fine-tunes LoRA adapters of a Gemma-4 model: datasets
-// (JSONL folders, or an app's rows as Examples, rendered with the model's
-// own chat template), batches,
-// the step (each loss an Objective: SFT, DPO, ORPO, SimPO, CPO, KTO;
-// AdamW with LoRA+), and runs with
-// validation, checkpoints and metrics.
+// Package train fine-tunes LoRA adapters of a Gemma-4 model on tokenized
+// rows (Row): batches, the step (each loss an Objective: SFT, DPO, ORPO,
+// SimPO, CPO, KTO; AdamW with LoRA+), and runs with validation,
+// checkpoints, resume and metrics.
+//
+// Data flows one way: rows come in (made from JSONL folders or an app's
+// examples by engine/trainset, or given as they are), steps turn them into
+// adapter weights, and events, metrics and checkpoints go out. It reads no
+// dataset file and knows no chat template; a row's media are prepared
+// again through the MediaSource its maker set.
 package train
 
-import "perch/engine/gemma4"
+import "perch/engine/gemma4/processor"
 
 // Method names a training objective (objective.go): sft, dpo, orpo, ….
 type Method string
@@ -29,12 +33,12 @@ type Row struct {
 	// the prompt's positions their image/video block or -1 (nil without
 	// visual media). A dataset row holds them only while it trains
 	// (WithMedia); the run prepares them before each step.
-	Media  []gemma4.Placed
+	Media  []processor.Placed
 	Blocks []int
 	// Source names the row in messages: "train.jsonl:12".
 	Source string
 
-	source *mediaSource // how a dataset row prepares its media again
+	source MediaSource // how a dataset row prepares its media again (SetMediaSource)
 }
 
 // Tokens is the number of positions the row feeds (both sequences of a pair).

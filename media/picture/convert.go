@@ -3,6 +3,7 @@ package picture
 import (
 	"image"
 	"image/color"
+	"perch/media/picture/jpeg"
 	"runtime"
 	"sync"
 )
@@ -145,7 +146,7 @@ func jpegRGB(m *image.YCbCr, out *RGB) {
 	parallelBands(out.H, 32, func(y0, y1 int) {
 		r, g, b := make([]uint8, w), make([]uint8, w), make([]uint8, w)
 		for y := y0; y < y1; y++ {
-			yccRowPlanes(m, y, r, g, b)
+			jpeg.RowPlanes(m, y, r, g, b)
 			dst := out.Pix[3*w*y : 3*w*(y+1)]
 			for x := range r {
 				d := dst[3*x : 3*x+3 : 3*x+3]

@@ -2,9 +2,15 @@
 // Gemma-4 reference (Pillow: open, exif_transpose, convert("RGB")) sees them:
 // PNG, JPEG, GIF (first frame), WebP, BMP and TIFF in pure Go; HEIC and AVIF
 // through the platform (ImageIO on macOS, libheif's heif-convert elsewhere).
-// Baseline JPEGs use our own decoder (jpeg_*.go), whose pixels equal
+// Baseline JPEGs use our own decoder (media/picture/jpeg), whose pixels equal
 // libjpeg's; progressive and other JPEGs use image/jpeg.
-// Dimensions are checked from the header before any pixel is allocated.
+//
+// It owns the way from a file's bytes to pixels: the header read and the
+// size limits (checked before any pixel is allocated), the choice of
+// decoder, EXIF orientation, the conversion of every decoded form to RGB,
+// and the decode Pool that the chat's thumbnails and the model's processor
+// share. Data flows one way: bytes in (Config, Decode, Pool) → a decoder →
+// a Source whose rows the resampler (media/resample) reads, or RGB.
 package picture
 
 import (
@@ -14,13 +20,14 @@ import (
 	"fmt"
 	"image"
 	"image/gif"
-	"image/jpeg"
+	gojpeg "image/jpeg"
 	"image/png"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
 	"golang.org/x/image/webp"
 
+	"perch/media/picture/jpeg"
 	"perch/media/sniff"
 )
 
@@ -83,7 +90,7 @@ func Config(data []byte) (Info, error) {
 	case sniff.PNG:
 		cfg, err = png.DecodeConfig(r)
 	case sniff.JPEG:
-		cfg, err = jpeg.DecodeConfig(r)
+		cfg, err = gojpeg.DecodeConfig(r)
 	case sniff.GIF:
 		cfg, err = gif.DecodeConfig(r)
 		info.Frames = gifFrames(data)
@@ -133,9 +140,9 @@ func DecodeSource(ctx context.Context, data []byte, lim Limits) (*Source, Info, 
 	case sniff.PNG:
 		m, err = png.Decode(r)
 	case sniff.JPEG:
-		m, err = decodeJPEG(ctx, data, lim)
-		if errors.Is(err, errJPEGFallback) {
-			m, err = jpeg.Decode(r)
+		m, err = jpeg.Decode(ctx, data, lim.check)
+		if errors.Is(err, jpeg.ErrNotBaseline) {
+			m, err = gojpeg.Decode(r)
 		}
 	case sniff.GIF:
 		m, err = decodeGIF(r, info)

@@ -2,6 +2,7 @@ package picture
 
 import (
 	"image"
+	"perch/media/picture/jpeg"
 	"sync"
 )
 
@@ -42,7 +43,7 @@ func (s *Source) Row(y int, r, g, b []uint8) {
 	// set by RGB on another goroutine (a pooled source is shared).
 	switch {
 	case s.ycc != nil:
-		yccRowPlanes(s.ycc, y, r, g, b)
+		jpeg.RowPlanes(s.ycc, y, r, g, b)
 	case s.gray != nil:
 		row := s.gray.Pix[y*s.gray.Stride:][:s.w]
 		copy(r, row)

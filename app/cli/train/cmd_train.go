@@ -15,6 +15,7 @@ import (
 	"perch/engine"
 	"perch/engine/lora"
 	"perch/engine/train"
+	"perch/engine/trainset"
 )
 
 func init() {
@@ -159,7 +160,7 @@ func newTrainFlagSet(f *trainFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.method, "method", "sft", strings.Join(train.MethodNames(), ", "))
 	fs.IntVar(&f.iters, "iters", 1000, "optimizer steps")
 	fs.IntVar(&f.batch, "batch-size", 4, "rows per step")
-	fs.IntVar(&f.maxLen, "max-seq-len", train.DefaultMaxLen, "rows longer than this many tokens are cut")
+	fs.IntVar(&f.maxLen, "max-seq-len", trainset.DefaultMaxLen, "rows longer than this many tokens are cut")
 	fs.Float64Var(&f.lr, "learning-rate", 1e-5, "AdamW learning rate (of lora_a; lora_b's is this times --lora-plus-ratio)")
 	fs.IntVar(&f.rank, "lora-rank", def.LoRA.Rank, "adapter rank")
 	fs.Float64Var(&f.scale, "lora-scale", def.LoRA.Scale, "adapter scale (mlx-lm's, used as is)")

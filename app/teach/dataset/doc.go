@@ -3,7 +3,7 @@
 // preference pairs, rated answers — with the conversation before each
 // answer as its prompt; a user's folder of mlx-lm JSONL read and checked
 // line by line; the stable split into training and validation; the rows
-// as the engine's train.Example (Examples: attachments named by hash, no
+// as the engine's trainset.Example (Examples: attachments named by hash, no
 // file on the way); and Export, the same rows written as an mlx-lm
 // dataset folder for the user to keep.
 //

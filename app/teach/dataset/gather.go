@@ -9,7 +9,7 @@ import (
 
 	"perch/app/history"
 	"perch/engine/prompt"
-	"perch/engine/train"
+	"perch/engine/trainset"
 	"perch/ui"
 )
 
@@ -189,15 +189,15 @@ func split(rows []Row, share float64) (train, valid []Row) {
 // Examples is d as the engine's trainer takes it: the rows, then the
 // folder's lines, of each split (attachments named by hash: the trainer
 // reads their bytes through its ReadMedia).
-func (d *Data) Examples() (training, validation []train.Example) {
+func (d *Data) Examples() (training, validation []trainset.Example) {
 	return examples(d.Train, d.RawTrain, "training"), examples(d.Valid, d.RawVal, "validation")
 }
 
 // examples is rows, then a folder's lines, as training examples.
-func examples(rows []Row, lines [][]byte, what string) []train.Example {
-	var out []train.Example
+func examples(rows []Row, lines [][]byte, what string) []trainset.Example {
+	var out []trainset.Example
 	for i, r := range rows {
-		ex := train.Example{Source: fmt.Sprintf("%s row %d (%s)", what, i+1, r.Origin), Chosen: r.Chosen, Rejected: r.Rejected, Desirable: !r.Disliked}
+		ex := trainset.Example{Source: fmt.Sprintf("%s row %d (%s)", what, i+1, r.Origin), Chosen: r.Chosen, Rejected: r.Rejected, Desirable: !r.Disliked}
 		for _, t := range r.Prompt {
 			m := prompt.Message{Role: prompt.Role(t.Role)}
 			for _, c := range t.Calls { // as the exported file's tool_calls
@@ -217,7 +217,7 @@ func examples(rows []Row, lines [][]byte, what string) []train.Example {
 		out = append(out, ex)
 	}
 	for i, l := range lines {
-		out = append(out, train.Example{Source: fmt.Sprintf("%s line %d of your folder", what, i+1), Line: l})
+		out = append(out, trainset.Example{Source: fmt.Sprintf("%s line %d of your folder", what, i+1), Line: l})
 	}
 	return out
 }

@@ -5,6 +5,11 @@
 // macro depth and time, and stops with an error instead of hanging or
 // exhausting memory. Templates from downloaded checkpoints are untrusted.
 //
+// It owns the whole interpreter and nothing else. Data flows one way:
+// template source → lexer → parser (an AST) → evaluator over Values built
+// from the caller's context → text; engine/chattemplate gives it the
+// model's template and the messages, and nothing flows back.
+//
 // Port of the subset of jinja2 (lexer, parser, runtime, filters, tests) that
 // chat templates use, written from the Jinja2 documentation and behaviour.
 // Parity notes:
