@@ -81,7 +81,7 @@ func adapterFacts(a AdapterInfo) string {
 	if a.Rank > 0 {
 		parts = append(parts, fmt.Sprintf("rank %d", a.Rank))
 	}
-	parts = append(parts, byteSize(a.Size))
+	parts = append(parts, ByteSize(a.Size))
 	return strings.Join(parts, " · ")
 }
 
@@ -159,7 +159,7 @@ func (v *adaptersView) export(a AdapterInfo) {
 
 func (v *adaptersView) confirmDelete(a AdapterInfo) {
 	dialog.ShowConfirm("Delete "+a.Name+"?",
-		fmt.Sprintf("This frees %s. Chats that use it go back to the base model.", byteSize(a.Size)),
+		fmt.Sprintf("This frees %s. Chats that use it go back to the base model.", ByteSize(a.Size)),
 		func(ok bool) {
 			if ok {
 				v.act(func() (string, error) { return "", v.env.adapters.DeleteAdapter(a.ID) })

@@ -332,3 +332,16 @@ func (v *chatView) nearBottom() bool {
 	content := v.scroll.Content.MinSize().Height
 	return v.scroll.Offset.Y+v.scroll.Size().Height >= content-80
 }
+
+// follow attaches a view to a reply's stream.
+func follow(e *env, s *Stream, apply func(Answer)) { s.Follow(e.do, apply) }
+
+// waitingCall reports whether one of m's calls waits for the user.
+func waitingCall(m Message) bool {
+	for _, c := range m.Tools {
+		if c.Waiting() {
+			return true
+		}
+	}
+	return false
+}

@@ -112,7 +112,7 @@ func (f *firstRun) show(m CatalogModel) {
 		return
 	}
 	f.title.SetText(m.Name)
-	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, byteSize(m.DiskBytes), byteSize(m.RAMBytes)))
+	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, ByteSize(m.DiskBytes), ByteSize(m.RAMBytes)))
 	f.problem.show(nil)
 	d := m.Download
 	switch {
@@ -151,7 +151,7 @@ func (f *firstRun) show(m CatalogModel) {
 	default:
 		f.progress.Hide()
 		setOrHide(f.rate, "")
-		f.download.SetText(fmt.Sprintf("Download (%s)", byteSize(m.DiskBytes)))
+		f.download.SetText(fmt.Sprintf("Download (%s)", ByteSize(m.DiskBytes)))
 		f.download.Show()
 	}
 }

@@ -5,17 +5,13 @@ import "fmt"
 // How every page speaks of memory: one budget (what this computer can give
 // a model, the same figure on Models and Teach) and one sentence.
 
-// ByteSize writes a size as every page does ("5.1 GB", binary units), for
-// the services' own sentences (Teach's refusal) to match.
-func ByteSize(n int64) string { return byteSize(n) }
-
 // memoryLine is "needs 5.1 GB of the 24.0 GB this computer can give", or
 // "needs 5.1 GB of memory" while the budget is not known.
 func memoryLine(need, budget int64) string {
 	if budget <= 0 {
-		return "needs " + byteSize(need) + " of memory"
+		return "needs " + ByteSize(need) + " of memory"
 	}
-	return fmt.Sprintf("needs %s of the %s %s can give", byteSize(need), byteSize(budget), platformText("this Mac", "this computer"))
+	return fmt.Sprintf("needs %s of the %s %s can give", ByteSize(need), ByteSize(budget), platformText("this Mac", "this computer"))
 }
 
 // fitWords is what a fit adds to memoryLine ("" when it fits with room).

@@ -329,12 +329,6 @@ type codeBlock struct {
 // CreateRenderer implements fyne.Widget.
 func (b *codeBlock) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(b.content) }
 
-func caption(s string) *canvas.Text {
-	t := canvas.NewText(s, theme.Color(theme.ColorNamePlaceHolder))
-	t.TextSize = theme.Size(theme.SizeNameCaptionText)
-	return t
-}
-
 func statsLine(s *Stats) string {
 	if s == nil || s.GeneratedTokens == 0 {
 		return ""

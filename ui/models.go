@@ -152,7 +152,7 @@ func (r *modelRow) update(m CatalogModel) {
 	fit := fitWords(m.Fit)
 	var parts []string // a size not known is left out, never shown as 0 B
 	if m.DiskBytes > 0 {
-		parts = append(parts, byteSize(m.DiskBytes)+" on disk")
+		parts = append(parts, ByteSize(m.DiskBytes)+" on disk")
 	}
 	if m.RAMBytes > 0 {
 		parts = append(parts, memoryLine(m.RAMBytes, m.Budget))
@@ -249,7 +249,7 @@ func (r *modelRow) use() {
 func (r *modelRow) confirmDelete() {
 	m := r.m
 	dialog.ShowConfirm("Delete "+m.Name+"?",
-		fmt.Sprintf("This frees %s. You can download it again later.", byteSize(m.DiskBytes)),
+		fmt.Sprintf("This frees %s. You can download it again later.", ByteSize(m.DiskBytes)),
 		func(ok bool) {
 			if !ok {
 				return
@@ -265,7 +265,7 @@ func (r *modelRow) confirmDelete() {
 // downloadLine is "1.2 GB of 3.1 GB · 24.0 MB/s · about 2 min left" (a
 // failure is said beside it, by the problem box).
 func downloadLine(d DownloadState) string {
-	s := fmt.Sprintf("%s of %s", byteSize(d.Done), byteSize(d.Total))
+	s := fmt.Sprintf("%s of %s", ByteSize(d.Done), ByteSize(d.Total))
 	if d.Err != "" {
 		return s + " · stopped"
 	}
@@ -273,7 +273,7 @@ func downloadLine(d DownloadState) string {
 		return s + " · paused"
 	}
 	if d.BytesPerSec > 0 {
-		s += " · " + byteSize(int64(d.BytesPerSec)) + "/s"
+		s += " · " + ByteSize(int64(d.BytesPerSec)) + "/s"
 	}
 	if d.ETA > 0 {
 		s += " · " + eta(d.ETA)

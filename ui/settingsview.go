@@ -157,15 +157,6 @@ func (r *labeledRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	return fyne.NewSize(r.labelWidth+theme.Padding()+w.Width, max(w.Height, objs[0].MinSize().Height))
 }
 
-func heading(s string) fyne.CanvasObject {
-	return widget.NewRichText(&widget.TextSegment{Text: s, Style: widget.RichTextStyleHeading})
-}
-
-func section(title string, body fyne.CanvasObject) fyne.CanvasObject {
-	t := widget.NewRichText(&widget.TextSegment{Text: title, Style: widget.RichTextStyleSubHeading})
-	return container.NewVBox(t, body)
-}
-
 // load shows the saved settings.
 func (v *settingsView) load() {
 	v.loading = true
@@ -316,12 +307,4 @@ func (v *settingsView) showHotkeyState() {
 	if !onMac {
 		v.hotkeyNote.SetText(strings.TrimSpace(v.hotkeyNote.Text + " A desktop shortcut can also run: perch quick-ask"))
 	}
-}
-
-// note is a wrapped line of small print under a setting.
-func note(text string) *widget.Label {
-	l := widget.NewLabel(text)
-	l.Wrapping = fyne.TextWrapWord
-	l.Importance = widget.LowImportance
-	return l
 }

@@ -13,16 +13,6 @@ import (
 // The Teach page's defaults and the checks it makes before asking the
 // teacher for an estimate.
 
-// DefaultLoRAPlusRatio is the learning rate of each adapter's B matrices
-// over its A matrices; 1 is plain LoRA. The width study (README; make
-// bench, BenchmarkWidthStudy) found LoRA+ at ratios 4 and 16, each at its
-// best rate, never reaching the target validation loss in fewer steps
-// than plain LoRA at widths 64, 256, 1024 and 1536 (SFT 24 vs 30/30, 18
-// vs 18/21, 24 vs 27/27 and 21 vs 24/27 steps, 3 seeds each; DPO equal
-// to 0.35, and 9 vs 11/12 steps to 0.1 at 1536), so the preset is plain
-// LoRA.
-const DefaultLoRAPlusRatio = 1
-
 // methodPreset is one method in plain language, with its defaults.
 type methodPreset struct {
 	Method TrainMethod

@@ -11,15 +11,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// ToolAnswer is the user's answer on a tool-call card.
-type ToolAnswer int
-
-const (
-	ToolDeny ToolAnswer = iota
-	ToolAllowOnce
-	ToolAllowAlways
-)
-
 // ToolCallCard shows a call the model made (tool, server, arguments) and
 // asks Allow once / Always allow / Deny; afterwards it shows the outcome
 // folded under "Result". Arguments and results are plain text labels:

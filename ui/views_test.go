@@ -134,12 +134,12 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 func TestOldPreferencesForgetHardCodedDefaults(t *testing.T) {
 	a := test.NewTempApp(t)
 	p := a.Preferences()
-	p.SetString(prefix+"hotkey", "Option+Space")
-	p.SetFloat(prefix+"temperature", 1)
-	p.SetFloat(prefix+"topP", 0.95)
-	p.SetInt(prefix+"topK", 40) // the user's own
-	p.SetInt(prefix+"maxTokens", 4096)
-	p.SetInt(prefix+"imageTokens", 280)
+	p.SetString("perch."+"hotkey", "Option+Space")
+	p.SetFloat("perch."+"temperature", 1)
+	p.SetFloat("perch."+"topP", 0.95)
+	p.SetInt("perch."+"topK", 40) // the user's own
+	p.SetInt("perch."+"maxTokens", 4096)
+	p.SetInt("perch."+"imageTokens", 280)
 	s := PrefsSettings{P: p}.Load()
 	if s.Temperature != nil || s.TopP != nil || s.MaxTokens != nil || s.ImageTokens != nil || s.TopK == nil || *s.TopK != 40 {
 		t.Fatalf("upgraded settings = %+v", s)
