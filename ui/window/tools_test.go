@@ -1,0 +1,347 @@
+package window
+
+import (
+	"perch/ui"
+
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// toolChat answers every message by calling a tool: a card waits for the
+// user; allowed, the tool "runs" and the answer follows; denied, the
+// answer says so; stopped (Esc), the answer ends with the call cut short.
+// It also keeps a per-conversation server switch.
+type toolChat struct {
+	*fakeChat
+	decided chan ui.ToolAnswer
+	mu      sync.Mutex
+	always  bool // "always allow" was chosen: no more cards
+	on      map[string]bool
+}
+
+func newToolChat() *toolChat {
+	return &toolChat{fakeChat: newFakeChat(), decided: make(chan ui.ToolAnswer, 8), on: map[string]bool{"notes": true, "weather": true}}
+}
+
+func (c *toolChat) Send(ctx context.Context, convID, text string, atts []ui.Attachment) (ui.Reply, error) {
+	r, err := c.fakeChat.Send(context.Background(), convID, text, atts)
+	if err != nil {
+		return r, err
+	}
+	st := ui.NewStream()
+	r.Stream = st
+	go func() {
+		call := ui.ToolCall{Lead: "Let me read your notes.", Name: "read_file", Server: "notes", Tool: "read_file",
+			Arguments: `{"path":"garden.md"}`}
+		c.mu.Lock()
+		always := c.always
+		c.mu.Unlock()
+		answers := make(chan ui.ToolAnswer, 1)
+		d := ui.ToolAllowOnce
+		if !always {
+			waiting := call
+			waiting.Ask = func(a ui.ToolAnswer) { answers <- a; c.decided <- a }
+			st.Publish(ui.Answer{Tools: []ui.ToolCall{waiting}})
+			select {
+			case d = <-answers:
+			case <-ctx.Done():
+				st.Publish(ui.Answer{Tools: []ui.ToolCall{call}, Done: true, State: ui.Stopped})
+				return
+			}
+		}
+		if d == ui.ToolAllowAlways {
+			c.mu.Lock()
+			c.always = true
+			c.mu.Unlock()
+		}
+		call.Done = true
+		text := "Your notes say: buy seeds."
+		if d == ui.ToolDeny {
+			call.Denied, call.Content, text = true, "denied: the user did not allow this call", "I could not read them."
+		} else {
+			call.Content = "# Garden\n[buy seeds](https://example.com/seeds)"
+		}
+		st.Publish(ui.Answer{Tools: []ui.ToolCall{call}, Text: text, Done: true, State: ui.Done})
+	}()
+	return r, nil
+}
+
+func (c *toolChat) ToolServers(convID string) ([]ui.ToolServer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return []ui.ToolServer{{Name: "notes", On: c.on["notes"], State: "ready"}, {Name: "weather", On: c.on["weather"], State: "failed"}}, nil
+}
+
+func (c *toolChat) SetToolServer(convID, server string, on bool) error {
+	c.mu.Lock()
+	c.on[server] = on
+	c.mu.Unlock()
+	return nil
+}
+
+// visibleButton finds a visible button labelled text under o.
+func visibleButton(o fyne.CanvasObject, text string) *widget.Button {
+	switch o := o.(type) {
+	case *widget.Button:
+		if o.Text == text && o.Visible() {
+			return o
+		}
+	case *fyne.Container:
+		if !o.Visible() {
+			return nil
+		}
+		for _, c := range o.Objects {
+			if b := visibleButton(c, text); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+func toolHarness(t *testing.T) (*harness, *toolChat) {
+	tc := newToolChat()
+	h := newHarnessWith(t, func(h *harness, d *Deps) { d.Chat = tc })
+	return h, tc
+}
+
+// ask sends a message and waits for its card; it returns the card's button.
+func ask(t *testing.T, h *harness, button string) *widget.Button {
+	mw := h.ui.Main
+	mw.SetDraft("What do my garden notes say?")
+	mw.Submit()
+	var b *widget.Button
+	h.loop.until(t, "the card", func() bool {
+		b = visibleButton(lastView(h).tools.root, button)
+		return b != nil
+	})
+	return b
+}
+
+// TestCardAllowOnceShowsResultFoldedAsText: the card asks; Allow once
+// runs the call; the result shows folded, as plain text (a Markdown link
+// in it is not a link), and the answer follows.
+func TestCardAllowOnceShowsResultFoldedAsText(t *testing.T) {
+	h, tc := toolHarness(t)
+	test.Tap(ask(t, h, "Allow once"))
+	if d := <-tc.decided; d != ui.ToolAllowOnce {
+		t.Fatalf("decided %v", d)
+	}
+	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	v := lastView(h)
+	card := v.tools.cards[0]
+	if card.Waiting() || !strings.HasPrefix(card.status.Text, "Done · # Garden") || card.fold.Items[0].Open || !strings.Contains(card.result.Text, "[buy seeds](https://example.com/seeds)") {
+		t.Fatalf("card after the call: waiting %v, status %q, open %v, result %q", card.Waiting(), card.status.Text, card.fold.Items[0].Open, card.result.Text)
+	}
+	if v.msg.Text != "Your notes say: buy seeds." || v.tools.leads[0].Text != "Let me read your notes." {
+		t.Fatalf("answer %q, lead %q", v.msg.Text, v.tools.leads[0].Text)
+	}
+}
+
+// TestCardDenyAndAlways: Deny runs nothing and says so; Always allow
+// answers this card and no card asks for the next call.
+func TestCardDenyAndAlways(t *testing.T) {
+	h, tc := toolHarness(t)
+	test.Tap(ask(t, h, "Deny"))
+	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	if d := <-tc.decided; d != ui.ToolDeny {
+		t.Fatalf("decided %v", d)
+	}
+	if c := lastView(h).tools.cards[0]; c.status.Text != "Denied: nothing ran" {
+		t.Fatalf("denied card says %q", c.status.Text)
+	}
+	test.Tap(ask(t, h, "Always allow this tool"))
+	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	if d := <-tc.decided; d != ui.ToolAllowAlways {
+		t.Fatalf("decided %v", d)
+	}
+	mw := h.ui.Main
+	mw.SetDraft("And again?")
+	mw.Submit()
+	h.loop.until(t, "the answer", func() bool { return !mw.Busy() && lastView(h).msg.State == ui.Done })
+	if len(tc.decided) != 0 || !strings.HasPrefix(lastView(h).tools.cards[0].status.Text, "Done") {
+		t.Fatal("a card asked after always")
+	}
+}
+
+// TestEscWhileTheCardWaits: Esc stops the answer; the card no longer asks
+// and says the call was cut short.
+func TestEscWhileTheCardWaits(t *testing.T) {
+	h, _ := toolHarness(t)
+	ask(t, h, "Allow once")
+	escape(h.ui.Main.Window)
+	h.loop.until(t, "stopped", func() bool { return !h.ui.Main.Busy() })
+	v := lastView(h)
+	c := v.tools.cards[0]
+	if v.msg.State != ui.Stopped || c.Waiting() || !strings.HasPrefix(c.status.Text, "Stopped before it finished") {
+		t.Fatalf("state %s, waiting %v, status %q", v.msg.State, c.Waiting(), c.status.Text)
+	}
+}
+
+// TestToolSwitchFlipsServers: the chat header says how many servers the
+// conversation uses; its menu turns one off.
+func TestToolSwitchFlipsServers(t *testing.T) {
+	h, tc := toolHarness(t)
+	sw := h.ui.Main.toolSw
+	h.ui.Main.ShowConversation("")
+	if sw == nil || !sw.btn.Visible() || sw.btn.Text != "Tools 2/2" {
+		t.Fatalf("switch %+v", sw)
+	}
+	items := sw.items()
+	if len(items) != 2 || !items[0].Checked {
+		t.Fatalf("menu %+v", items)
+	}
+	items[0].Action()
+	if tc.on["notes"] || sw.btn.Text != "Tools 1/2" {
+		t.Fatalf("after turning notes off: %v, %q", tc.on, sw.btn.Text)
+	}
+}
+
+// fakeTools is Settings → Tools over memory.
+type fakeTools struct {
+	servers []ui.ToolServerInfo
+	calls   []string
+}
+
+func (f *fakeTools) List() []ui.ToolServerInfo { return f.servers }
+func (f *fakeTools) Add(name, command string, env map[string]string, url string) error {
+	f.calls = append(f.calls, "add "+name+" "+command)
+	f.servers = append(f.servers, ui.ToolServerInfo{Name: name, Setup: command, Enabled: true, State: "stopped"})
+	return nil
+}
+func (f *fakeTools) SetEnabled(name string, on bool) error {
+	for i := range f.servers {
+		if f.servers[i].Name == name {
+			f.servers[i].Enabled = on
+		}
+	}
+	f.calls = append(f.calls, "enable "+name+" "+map[bool]string{true: "on", false: "off"}[on])
+	return nil
+}
+func (f *fakeTools) Remove(name string) error { f.calls = append(f.calls, "remove "+name); return nil }
+func (f *fakeTools) Check(ctx context.Context, name string) error {
+	f.calls = append(f.calls, "check "+name)
+	return nil
+}
+func (f *fakeTools) Revoke(server, tool string) error {
+	f.calls = append(f.calls, "revoke "+server+" "+tool)
+	for i := range f.servers {
+		if f.servers[i].Name == server {
+			f.servers[i].Always = nil
+		}
+	}
+	return nil
+}
+
+func labelsUnder(o fyne.CanvasObject) []string {
+	var out []string
+	switch o := o.(type) {
+	case *widget.Label:
+		out = append(out, o.Text)
+	case *widget.RichText:
+		out = append(out, o.String())
+	case *widget.Check:
+		out = append(out, o.Text)
+	case *fyne.Container:
+		for _, c := range o.Objects {
+			out = append(out, labelsUnder(c)...)
+		}
+	case *widget.Accordion:
+		for _, it := range o.Items {
+			out = append(out, labelsUnder(it.Detail)...)
+		}
+	}
+	return out
+}
+
+// TestToolsPage: two servers, one failed with its reason and stderr; the
+// ready one's tools with descriptions; disabling and revoking reach the
+// tool settings and the page shows the change.
+func TestToolsPage(t *testing.T) {
+	ft := &fakeTools{servers: []ui.ToolServerInfo{
+		{Name: "notes", Setup: "npx -y @modelcontextprotocol/server-filesystem /home/me/Notes", Enabled: true, State: "ready",
+			Tools: []ui.ToolInfo{{Name: "read_text_file", Description: "Read a file as text"}, {Name: "list_directory", Description: "List a folder"},
+				{Name: "search", Description: "Search the notes", Unchecked: `"uniqueItems" is not supported`}}, Always: []string{"list_directory"}},
+		{Name: "weather", Setup: "weather-mcp --units metric", Enabled: true, State: "failed",
+			Err: "the server exited before it answered (exit status 3)", Stderr: "no configuration file found, giving up"},
+	}}
+	h := newHarnessWith(t, func(h *harness, d *Deps) { d.Tools = ft })
+	mw := h.ui.Main
+	mw.ShowTools()
+	if mw.page != "tools" {
+		t.Fatalf("page %q", mw.page)
+	}
+	all := strings.Join(labelsUnder(mw.tools.list), "\n")
+	for _, want := range []string{"Ready · 3 tools", "Failed", `search  Search the notes  · arguments not checked: "uniqueItems" is not supported`, "the server exited before it answered (exit status 3)",
+		"no configuration file found, giving up", "read_text_file  Read a file as text", "Always allowed: list_directory"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("%q not shown in:\n%s", want, all)
+		}
+	}
+	test.Tap(visibleButton(mw.tools.list, "Revoke"))
+	if strings.Contains(strings.Join(labelsUnder(mw.tools.list), "\n"), "Always allowed") {
+		t.Fatal("the revoked tool still shows")
+	}
+	var weatherOn *widget.Check
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		if c, ok := o.(*fyne.Container); ok {
+			for _, x := range c.Objects {
+				walk(x)
+			}
+		}
+		if c, ok := o.(*widget.Check); ok && c.Text == "Enabled" {
+			weatherOn = c // the last one: weather's
+		}
+	}
+	walk(mw.tools.list)
+	test.Tap(weatherOn)
+	if got := strings.Join(ft.calls, "; "); got != "revoke notes list_directory; enable weather off" {
+		t.Fatalf("calls %q", got)
+	}
+	if parsed, err := parseEnv("A=1\n\n B = two=2 \n"); err != nil || parsed["A"] != "1" || parsed["B"] != " two=2" {
+		t.Fatalf("parseEnv = %v, %v", parsed, err)
+	}
+	if _, err := parseEnv("no equals"); err == nil {
+		t.Fatal("a line without = was taken")
+	}
+}
+
+// TestQuickAskCardsAndEsc: quick-ask's answer shows the same card in the
+// popup; Allow once there runs the call. Esc while a card waits closes
+// the popup and stops the answer, so nothing waits unseen.
+func TestQuickAskCardsAndEsc(t *testing.T) {
+	h, tc := toolHarness(t)
+	q := h.ui.QuickAsk()
+	for _, esc := range []bool{false, true} {
+		q.Show()
+		test.Type(q.comp.entry, "Read my garden notes")
+		q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		var b *widget.Button
+		h.loop.until(t, "the card in the popup", func() bool {
+			b = visibleButton(q.live.tools.root, "Allow once")
+			return b != nil
+		})
+		if esc {
+			q.Window.Canvas().Unfocus()
+			q.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
+			h.loop.until(t, "stopped", func() bool { return !q.Busy() })
+			if q.Visible() || len(tc.decided) != 0 {
+				t.Fatalf("after Esc: visible %v, decided %d", q.Visible(), len(tc.decided))
+			}
+			continue
+		}
+		test.Tap(b)
+		h.loop.until(t, "the answer", func() bool { return !q.Busy() })
+		if d := <-tc.decided; d != ui.ToolAllowOnce || q.AnswerText() != "Your notes say: buy seeds." {
+			t.Fatalf("decided %v, answer %q", d, q.AnswerText())
+		}
+		q.escape()
+	}
+}

@@ -1,0 +1,82 @@
+package window
+
+import (
+	"perch/ui"
+	"perch/ui/look"
+
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+)
+
+// Hostile text: a long sentence and a raw error with no place to break
+// (a URL), as a failed download or a refused attachment gives.
+var (
+	longWords = strings.Repeat("The download stopped because something far away went wrong again. ", 12)
+	noBreaks  = "Get \"https://huggingface.co/" + strings.Repeat("mlx-community/gemma-4-e2b-it-4bit/resolve/", 20) +
+		"model.safetensors\": dial tcp: lookup huggingface.co: no such host"
+)
+
+// No page of the main window, and not the quick-ask popup, may need more
+// Width than the window has, whatever errors and messages it shows: the
+// window would grow past the screen (issue: 980 → 2225 px after an offline
+// download).
+func TestNoViewWidensTheWindow(t *testing.T) {
+	h := newHarness(t, script{deltas: []Delta{{Done: true, State: ui.Failed,
+		Err: &ui.Problem{Summary: longWords, Details: noBreaks}}}})
+	mw := h.ui.Main
+	const width = 900
+	fits := func(what string, w fyne.Window, limit float32) {
+		t.Helper()
+		h.loop.drain()
+		if got := w.Content().MinSize().Width; got > limit {
+			t.Errorf("%s needs %.0f px, more than the window's %.0f", what, got, limit)
+		}
+	}
+	// The chat: a failed answer, a long message without spaces, a composer notice.
+	mw.SetDraft(noBreaks)
+	mw.Submit()
+	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
+	mw.chat.comp.showNotice(noBreaks)
+	for _, v := range mw.chat.views {
+		if v.msg.Role == ui.Assistant {
+			v.note.Objects[0].(*fyne.Container).Objects[1].(interface{ OpenAll() }).OpenAll() // Details open
+		}
+	}
+	fits("the chat", mw.Window, width)
+	// The models page: names are whole when they fit; a download that
+	// failed offline, a page-wide error.
+	mw.ShowModels()
+	h.loop.drain()
+	for _, r := range mw.models.rows {
+		if got, want := r.title.Size().Width, look.NewTitleRow(r.title).Natural(); got < want {
+			t.Errorf("%q is cut to %.0f px though it needs %.0f", r.title.Text, got, want)
+		}
+	}
+	m := h.catalog.models[0]
+	m.Name = noBreaks[:120]
+	m.Download = &ui.DownloadState{Total: 3 << 30, Err: longWords, ErrDetails: noBreaks}
+	h.catalog.update(m)
+	mw.models.showErr(&ui.Problem{Summary: longWords, Details: noBreaks})
+	for _, r := range mw.models.rows {
+		r.problem.More.OpenAll()
+	}
+	mw.models.problem.More.OpenAll()
+	fits("the models page", mw.Window, width)
+	// Settings: a refused save, a shortcut that did not take.
+	mw.ShowSettings()
+	mw.settings.status.SetText("Not saved: " + noBreaks)
+	h.ui.SetHotkey("", &ui.Problem{Summary: noBreaks})
+	fits("the settings page", mw.Window, width)
+	// The welcome page with a failed first download.
+	mw.showPage("welcome", mw.welcomePage())
+	mw.welcome.problem.Set(longWords, noBreaks)
+	mw.welcome.problem.More.OpenAll()
+	fits("the welcome page", mw.Window, width)
+	// The quick-ask popup keeps its width too.
+	q := h.ui.QuickAsk()
+	q.comp.showNotice(noBreaks)
+	fits("the quick-ask popup", q.Window, quickWidth+4*theme.Padding())
+}
