@@ -1,8 +1,6 @@
 package chart
 
 import (
-	"perch/ui/look"
-
 	"image/color"
 	"math"
 
@@ -10,6 +8,8 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui/look"
 )
 
 // A line chart on Fyne's own canvas: the curves are rasterized into a

@@ -1,8 +1,6 @@
 package chart
 
 import (
-	"perch/ui/look"
-
 	"image"
 	"math"
 	"math/rand/v2"
@@ -11,6 +9,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+
+	"perch/ui/look"
 )
 
 func TestDecimateKeepsEveryColumnsExtremes(t *testing.T) {

@@ -1,8 +1,6 @@
 package chart
 
 import (
-	"perch/ui/look"
-
 	"fmt"
 	"image"
 	"image/color"
@@ -15,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"golang.org/x/image/vector"
+
+	"perch/ui/look"
 )
 
 // chartRenderer lays out the title, legend and axis labels, and draws the
@@ -227,7 +227,7 @@ func (r *chartRenderer) stroke(z *vector.Rasterizer, img *image.RGBA, xs, ys []f
 }
 
 // strokeSegment adds a quad of the given width around a→b, extended by half the
-// Width at both ends so consecutive segments join without gaps.
+// width at both ends so consecutive segments join without gaps.
 func strokeSegment(z *vector.Rasterizer, ax, ay, bx, by, width float32) {
 	dx, dy := bx-ax, by-ay
 	l := float32(math.Hypot(float64(dx), float64(dy)))

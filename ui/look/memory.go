@@ -2,6 +2,7 @@ package look
 
 import (
 	"fmt"
+
 	"perch/ui"
 )
 

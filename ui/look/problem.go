@@ -1,14 +1,14 @@
 package look
 
 import (
-	"perch/ui"
-
 	"errors"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
 )
 
 // ProblemBox shows a failure: a wrapped sentence saying what went wrong and
@@ -51,7 +51,7 @@ func (p *ProblemBox) Show(err error) {
 }
 
 // Set shows summary, with details behind the disclosure ("" none); an empty
-// Summary hides the box.
+// summary hides the box.
 func (p *ProblemBox) Set(summary, details string) {
 	if summary == "" {
 		p.Root.Hide()

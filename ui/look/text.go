@@ -102,3 +102,14 @@ func Caption(s string) *canvas.Text {
 	t.TextSize = theme.Size(theme.SizeNameCaptionText)
 	return t
 }
+
+// ETA says how long is left ("about 12 min left").
+func ETA(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "less than a minute left"
+	case d < time.Hour:
+		return fmt.Sprintf("about %d min left", int(d.Round(time.Minute).Minutes()))
+	}
+	return fmt.Sprintf("about %.1f h left", d.Hours())
+}

@@ -20,7 +20,7 @@ type Tips struct {
 
 func NewTips() *Tips { return &Tips{Layer: container.New(tipLayout{})} }
 
-// Show draws text under o.
+// show draws text under o.
 func (t *Tips) show(o fyne.CanvasObject, text string) {
 	if t == nil || text == "" {
 		return
@@ -58,7 +58,7 @@ func (t *Tips) Shown() string {
 }
 
 // tipLayout places nothing and asks for no room: a tooltip is placed by
-// Show, and never makes the window larger.
+// show, and never makes the window larger.
 type tipLayout struct{}
 
 func (tipLayout) Layout([]fyne.CanvasObject, fyne.Size) {}

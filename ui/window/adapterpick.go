@@ -11,10 +11,10 @@ import (
 
 // refreshAdapter shows the open conversation's adapter in the model button.
 func (mw *MainWindow) refreshAdapter() {
-	if mw.env.feedback == nil {
+	if mw.env.Feedback == nil {
 		return
 	}
-	_, name := mw.env.feedback.Adapter(mw.chat.convID)
+	_, name := mw.env.Feedback.Adapter(mw.chat.ConvID)
 	mw.pill.adapter = name
 	mw.pill.set(mw.pill.state)
 }
@@ -23,16 +23,16 @@ func (mw *MainWindow) refreshAdapter() {
 // in use checked, then the ways to the Models and Teach pages.
 func (mw *MainWindow) adapterMenuItems() []*fyne.MenuItem {
 	e := mw.env
-	s := e.model.State()
-	cur, _ := e.feedback.Adapter(mw.chat.convID)
+	s := e.Model.State()
+	cur, _ := e.Feedback.Adapter(mw.chat.ConvID)
 	pick := func(id string) func() { return func() { mw.UseAdapter(id) } }
 	base := fyne.NewMenuItem(s.Name+" (no adapter)", pick(""))
 	base.Checked = cur == ""
 	items := []*fyne.MenuItem{base}
-	if e.adapters != nil {
-		list, err := e.adapters.Adapters()
+	if e.Adapters != nil {
+		list, err := e.Adapters.Adapters()
 		if err != nil {
-			mw.chat.comp.showNotice("Could not list adapters: " + err.Error())
+			mw.chat.Comp.ShowNotice("Could not list adapters: " + err.Error())
 		}
 		for _, a := range list {
 			if a.Base != s.ID {
@@ -44,14 +44,14 @@ func (mw *MainWindow) adapterMenuItems() []*fyne.MenuItem {
 		}
 	}
 	items = append(items, fyne.NewMenuItemSeparator(), fyne.NewMenuItem("Models…", mw.ShowModels))
-	if e.teacher != nil {
+	if e.Teacher != nil {
 		items = append(items, fyne.NewMenuItem("Teach…", mw.ShowTeach))
 	}
 	return items
 }
 
 func (mw *MainWindow) showModelMenu() {
-	if mw.env.model.State().ID == "" {
+	if mw.env.Model.State().ID == "" {
 		mw.ShowModels()
 		return
 	}
@@ -64,8 +64,8 @@ func (mw *MainWindow) showModelMenu() {
 // UseAdapter switches the open conversation (or, for a new chat, the next
 // one) to adapter id ("" for the base model).
 func (mw *MainWindow) UseAdapter(id string) {
-	if err := mw.env.feedback.SetAdapter(mw.chat.convID, id); err != nil {
-		mw.chat.comp.showNotice("Could not switch the adapter: " + err.Error())
+	if err := mw.env.Feedback.SetAdapter(mw.chat.ConvID, id); err != nil {
+		mw.chat.Comp.ShowNotice("Could not switch the adapter: " + err.Error())
 		return
 	}
 	mw.refreshAdapter()
@@ -73,15 +73,3 @@ func (mw *MainWindow) UseAdapter(id string) {
 
 // AdapterLabel is what the model button says (for scripted runs and tests).
 func (mw *MainWindow) AdapterLabel() string { return mw.pill.btn.Text }
-
-// adapterSuffix is " + my-style" for the adapter new conversations and
-// quick-ask answer with ("" for none).
-func adapterSuffix(e *env) string {
-	if e.feedback == nil {
-		return ""
-	}
-	if _, name := e.feedback.Adapter(""); name != "" {
-		return " + " + name
-	}
-	return ""
-}

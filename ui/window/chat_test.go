@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,24 +14,29 @@ import (
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chat"
+	"perch/ui/compose"
+	"perch/ui/look"
 )
 
 // renderedText collects the text a message view shows.
-func renderedText(v *messageView) string {
+func renderedText(v *chat.MessageView) string {
 	var b strings.Builder
-	for _, o := range v.segs {
+	for _, o := range v.Segs {
 		switch w := o.(type) {
 		case *widget.RichText:
 			b.WriteString(w.String())
-		case *codeBlock:
-			b.WriteString("[code]" + w.code.Text + "[/code]")
+		case *chat.CodeBlock:
+			b.WriteString("[code]" + w.Code.Text + "[/code]")
 		}
 	}
 	return b.String()
 }
 
-func lastView(h *harness) *messageView {
-	vs := h.ui.Main.chat.views
+func lastView(h *harness) *chat.MessageView {
+	vs := h.ui.Main.chat.Views
 	if len(vs) == 0 {
 		h.t.Fatal("no messages shown")
 	}
@@ -46,7 +48,7 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 		[]Delta{{Status: "Loading model…"}, {Thinking: "The user greets me."}},
 		words("Hello", " **there**", ".\n\n", "```go\n", "fmt.Println(1)\n", "```\n", "Bye.")...)})
 	mw := h.ui.Main
-	entry := mw.chat.comp.entry
+	entry := mw.chat.Comp.Entry
 	test.Type(entry, "Hi Gemma")
 	entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 
@@ -56,7 +58,7 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 	if entry.Text != "" {
 		t.Fatalf("entry not cleared after send: %q", entry.Text)
 	}
-	if got := mw.chat.views[0].msg; got.Role != ui.User || got.Text != "Hi Gemma" {
+	if got := mw.chat.Views[0].Msg; got.Role != ui.User || got.Text != "Hi Gemma" {
 		t.Fatalf("first row = %+v", got)
 	}
 	h.loop.until(t, "answer to finish", func() bool { return !mw.Busy() })
@@ -65,30 +67,30 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 		!strings.HasSuffix(got, "Bye.") {
 		t.Fatalf("rendered answer = %q", got)
 	}
-	if v.think.Hidden || v.thinkTx.Text != "The user greets me." || v.think.Items[0].Title != "Thoughts" {
-		t.Fatalf("thoughts: hidden=%v text=%q title=%q", v.think.Hidden, v.thinkTx.Text, v.think.Items[0].Title)
+	if v.Think.Hidden || v.ThinkTx.Text != "The user greets me." || v.Think.Items[0].Title != "Thoughts" {
+		t.Fatalf("thoughts: hidden=%v text=%q title=%q", v.Think.Hidden, v.ThinkTx.Text, v.Think.Items[0].Title)
 	}
-	if v.think.Items[0].Open {
+	if v.Think.Items[0].Open {
 		t.Fatal("Thoughts should start collapsed")
 	}
-	if want := "12 tokens · 31.5 tok/s · 240 ms to first token"; v.stats.Text != want {
-		t.Fatalf("stats = %q, want %q", v.stats.Text, want)
+	if want := "12 tokens · 31.5 tok/s · 240 ms to first token"; v.Stats.Text != want {
+		t.Fatalf("stats = %q, want %q", v.Stats.Text, want)
 	}
-	if !v.status.Hidden {
-		t.Fatalf("status still shown: %q", v.status.Text)
+	if !v.Status.Hidden {
+		t.Fatalf("status still shown: %q", v.Status.Text)
 	}
 	// The conversation appeared in the list, selected.
-	if len(mw.side.items) != 1 || mw.side.selected != mw.chat.convID || mw.title.Text != "Hi Gemma" {
+	if len(mw.side.items) != 1 || mw.side.selected != mw.chat.ConvID || mw.title.Text != "Hi Gemma" {
 		t.Fatalf("sidebar = %+v selected %q title %q", mw.side.items, mw.side.selected, mw.title.Text)
 	}
 	// Copy puts the Markdown source on the clipboard; code blocks copy alone.
-	test.Tap(actionButton(v.actions.Objects[0]))
-	if got := h.app.Clipboard().Content(); got != v.msg.Text || !strings.Contains(got, "**there**") {
+	test.Tap(actionButton(v.Actions.Objects[0]))
+	if got := h.app.Clipboard().Content(); got != v.Msg.Text || !strings.Contains(got, "**there**") {
 		t.Fatalf("copied %q", got)
 	}
-	for _, o := range v.segs {
-		if cb, ok := o.(*codeBlock); ok {
-			test.Tap(cb.copy)
+	for _, o := range v.Segs {
+		if cb, ok := o.(*chat.CodeBlock); ok {
+			test.Tap(cb.Copy)
 		}
 	}
 	if got := h.app.Clipboard().Content(); got != "fmt.Println(1)" {
@@ -137,13 +139,13 @@ func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
 	mw := h.ui.Main
 	mw.SetDraft("Sing")
 	mw.Submit()
-	h.loop.until(t, "some text", func() bool { return strings.Count(lastView(h).msg.Text, "la") >= 3 })
-	stop := mw.chat.comp.stop
-	if stop.Hidden || !mw.chat.comp.send.Hidden {
+	h.loop.until(t, "some text", func() bool { return strings.Count(lastView(h).Msg.Text, "la") >= 3 })
+	stop := mw.chat.Comp.Stop
+	if stop.Hidden || !mw.chat.Comp.Send.Hidden {
 		t.Fatal("Stop should replace Send while streaming")
 	}
 	// The row's own Stop button.
-	rowStop := actionButton(lastView(h).actions.Objects[0])
+	rowStop := actionButton(lastView(h).Actions.Objects[0])
 	if rowStop.Text != "Stop" {
 		t.Fatalf("row action = %q", rowStop.Text)
 	}
@@ -155,21 +157,21 @@ func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
 	}
 	h.loop.until(t, "stopped", func() bool { return !mw.Busy() })
 	v := lastView(h)
-	if v.msg.State != ui.Stopped || !strings.HasPrefix(v.msg.Text, "la la la") {
-		t.Fatalf("after stop: state %q text %q", v.msg.State, v.msg.Text)
+	if v.Msg.State != ui.Stopped || !strings.HasPrefix(v.Msg.Text, "la la la") {
+		t.Fatalf("after stop: state %q text %q", v.Msg.State, v.Msg.Text)
 	}
-	if len(v.note.Objects) == 0 {
+	if len(v.Note.Objects) == 0 {
 		t.Fatal("no 'Stopped' note")
 	}
-	if mw.chat.comp.send.Hidden {
+	if mw.chat.Comp.Send.Hidden {
 		t.Fatal("Send not back after stop")
 	}
 }
 
 // versionSwitch returns the ◀ and ▶ buttons under an answer and the "n / m" caption.
-func versionSwitch(t *testing.T, v *messageView) (prev, next *widget.Button, label string) {
+func versionSwitch(t *testing.T, v *chat.MessageView) (prev, next *widget.Button, label string) {
 	t.Helper()
-	for _, o := range v.actions.Objects {
+	for _, o := range v.Actions.Objects {
 		if c, ok := o.(*fyne.Container); ok && len(c.Objects) == 3 {
 			prev, next = c.Objects[0].(*widget.Button), c.Objects[2].(*widget.Button)
 			label = c.Objects[1].(*fyne.Container).Objects[0].(*canvas.Text).Text
@@ -191,9 +193,9 @@ func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	if p, _, _ := versionSwitch(t, first); p != nil {
 		t.Fatal("a single answer shows ◀ ▶")
 	}
-	test.Tap(actionButton(first.actions.Objects[1])) // regenerate
+	test.Tap(actionButton(first.Actions.Objects[1])) // regenerate
 	h.loop.until(t, "second answer", func() bool { return !mw.Busy() && renderedText(lastView(h)) == "Second answer." })
-	if n := len(mw.chat.views); n != 2 || lastView(h) != first || len(mw.chat.list.Objects) != 2 {
+	if n := len(mw.chat.Views); n != 2 || lastView(h) != first || len(mw.chat.List.Objects) != 2 {
 		t.Fatalf("%d rows after regenerate, want the question and the same answer row", n)
 	}
 	prev, next, label := versionSwitch(t, first)
@@ -210,7 +212,7 @@ func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	if got := renderedText(first); got != "Second answer." {
 		t.Fatalf("after ▶: %q", got)
 	}
-	if strings.Join(h.chat.calls[1:], ",") != "regenerate:"+first.msg.ID+",useVersion:1,useVersion:2" {
+	if strings.Join(h.chat.calls[1:], ",") != "regenerate:"+first.Msg.ID+",useVersion:1,useVersion:2" {
 		t.Fatalf("calls = %v", h.chat.calls)
 	}
 }
@@ -221,12 +223,12 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	mw.SetDraft("What is 2+2?")
 	mw.Submit()
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
-	user := mw.chat.views[0]
-	test.Tap(actionButton(user.actions.Objects[1])) // edit
-	if !user.editing || mw.Window.Canvas().Focused() != user.editEntry {
+	user := mw.chat.Views[0]
+	test.Tap(actionButton(user.Actions.Objects[1])) // edit
+	if !user.Editing || mw.Window.Canvas().Focused() != user.EditEntry {
 		t.Fatal("edit did not open with the cursor in it")
 	}
-	e := user.editEntry
+	e := user.EditEntry
 	e.SetText("")
 	test.Type(e, "What is 3+3?")
 	e.KeyDown(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
@@ -234,19 +236,19 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	e.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
 	test.Type(e, "Thanks")
 	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Enter: send
-	h.loop.until(t, "new answer", func() bool { return !mw.Busy() && len(mw.chat.views) == 2 && lastView(h).msg.Text == "A2" })
-	if got := mw.chat.views[0].msg.Text; got != "What is 3+3?\nThanks" {
+	h.loop.until(t, "new answer", func() bool { return !mw.Busy() && len(mw.chat.Views) == 2 && lastView(h).Msg.Text == "A2" })
+	if got := mw.chat.Views[0].Msg.Text; got != "What is 3+3?\nThanks" {
 		t.Fatalf("user turn = %q", got)
 	}
 	if h.chat.calls[1] != "edit:What is 3+3?\nThanks" {
 		t.Fatalf("calls = %v", h.chat.calls)
 	}
 	// Esc leaves the edit box without sending.
-	user = mw.chat.views[0]
-	test.Tap(actionButton(user.actions.Objects[1]))
-	user.editEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	if user.editing || len(h.chat.calls) != 2 {
-		t.Fatalf("Esc: editing %v, calls %v", user.editing, h.chat.calls)
+	user = mw.chat.Views[0]
+	test.Tap(actionButton(user.Actions.Objects[1]))
+	user.EditEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if user.Editing || len(h.chat.calls) != 2 {
+		t.Fatalf("Esc: editing %v, calls %v", user.Editing, h.chat.calls)
 	}
 }
 
@@ -290,10 +292,10 @@ func TestDroppedFilesBecomeChips(t *testing.T) {
 	})
 	h.loop.until(t, "three chips", func() bool { return mw.PendingAttachments() == 3 })
 	kinds := map[ui.MediaKind]string{}
-	for _, o := range mw.chat.comp.chips.Objects {
-		c := o.(*chip)
-		kinds[c.att.Kind] = chipDetail(c.att)
-		if c.remove == nil {
+	for _, o := range mw.chat.Comp.Chips.Objects {
+		c := o.(*compose.Chip)
+		kinds[c.Att.Kind] = compose.ChipDetail(c.Att)
+		if c.Remove == nil {
 			t.Fatal("composer chip without a remove button")
 		}
 	}
@@ -304,15 +306,15 @@ func TestDroppedFilesBecomeChips(t *testing.T) {
 		}
 	}
 	// × removes one chip.
-	test.Tap(mw.chat.comp.chips.Objects[1].(*chip).remove)
-	if mw.PendingAttachments() != 2 || mw.chat.comp.pending[1].Kind != ui.Video {
-		t.Fatalf("after remove: %+v", mw.chat.comp.pending)
+	test.Tap(mw.chat.Comp.Chips.Objects[1].(*compose.Chip).Remove)
+	if mw.PendingAttachments() != 2 || mw.chat.Comp.Pending[1].Kind != ui.Video {
+		t.Fatalf("after remove: %+v", mw.chat.Comp.Pending)
 	}
 	// Attachments go out with the message and show in its row.
 	mw.SetDraft("What is in these?")
 	mw.Submit()
-	if mw.PendingAttachments() != 0 || len(mw.chat.views[0].msg.Attachments) != 2 {
-		t.Fatalf("sent attachments: %d pending, %d on the message", mw.PendingAttachments(), len(mw.chat.views[0].msg.Attachments))
+	if mw.PendingAttachments() != 0 || len(mw.chat.Views[0].Msg.Attachments) != 2 {
+		t.Fatalf("sent attachments: %d pending, %d on the message", mw.PendingAttachments(), len(mw.chat.Views[0].Msg.Attachments))
 	}
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
 }
@@ -325,56 +327,56 @@ func TestUnsupportedFileIsRefused(t *testing.T) {
 	if mw.PendingAttachments() != 0 {
 		t.Fatal("refused file became a chip")
 	}
-	if !strings.Contains(mw.Notice(), "notes.txt is not a photo, sound or video") || mw.chat.comp.notice.Hidden {
-		t.Fatalf("notice = %q (hidden %v)", mw.Notice(), mw.chat.comp.notice.Hidden)
+	if !strings.Contains(mw.Notice(), "notes.txt is not a photo, sound or video") || mw.chat.Comp.Notice.Hidden {
+		t.Fatalf("notice = %q (hidden %v)", mw.Notice(), mw.chat.Comp.Notice.Hidden)
 	}
 	// Pasting a file path attaches it like a drop.
 	png := writeFile(t, "pasted.png", []byte("\x89PNG"))
 	h.app.Clipboard().SetContent(png.String())
-	mw.chat.comp.entry.TypedShortcut(&fyne.ShortcutPaste{Clipboard: h.app.Clipboard()})
+	mw.chat.Comp.Entry.TypedShortcut(&fyne.ShortcutPaste{Clipboard: h.app.Clipboard()})
 	h.loop.until(t, "pasted chip", func() bool { return mw.PendingAttachments() == 1 })
-	if mw.chat.comp.entry.Text != "" {
-		t.Fatalf("path was typed too: %q", mw.chat.comp.entry.Text)
+	if mw.chat.Comp.Entry.Text != "" {
+		t.Fatalf("path was typed too: %q", mw.chat.Comp.Entry.Text)
 	}
-	if !mw.chat.comp.notice.Hidden {
+	if !mw.chat.Comp.Notice.Hidden {
 		t.Fatal("refusal still shown after a good attachment")
 	}
 }
 
 func TestMicClipIsAttached(t *testing.T) {
 	h := newHarness(t)
-	c := h.ui.Main.chat.comp
-	test.Tap(c.mic)
-	if !c.rec.active() || c.input.Objects[0] != c.rec.root {
+	c := h.ui.Main.chat.Comp
+	test.Tap(c.Mic)
+	if !c.Rec.Active() || c.Input.Objects[0] != c.Rec.Root {
 		t.Fatal("recording panel not shown")
 	}
 	h.rec.last.levels <- 0.4
 	h.rec.last.levels <- 0.7
-	h.loop.until(t, "level", func() bool { return c.rec.meter.level == 0.7 })
-	test.Tap(c.mic) // click again: stop
-	h.loop.until(t, "clip chip", func() bool { return len(c.pending) == 1 })
-	if a := c.pending[0]; a.Kind != ui.Audio || a.Name != "Voice clip 0:03.wav" {
+	h.loop.until(t, "level", func() bool { return c.Rec.Meter.Level == 0.7 })
+	test.Tap(c.Mic) // click again: stop
+	h.loop.until(t, "clip chip", func() bool { return len(c.Pending) == 1 })
+	if a := c.Pending[0]; a.Kind != ui.Audio || a.Name != "Voice clip 0:03.wav" {
 		t.Fatalf("clip = %+v", a)
 	}
-	if c.input.Objects[0] != c.entry {
+	if c.Input.Objects[0] != c.Entry {
 		t.Fatal("entry not back after recording")
 	}
 }
 
 func TestMicSilenceAndDeniedPermissionExplain(t *testing.T) {
 	h := newHarness(t)
-	c := h.ui.Main.chat.comp
-	test.Tap(c.mic)
+	c := h.ui.Main.chat.Comp
+	test.Tap(c.Mic)
 	h.rec.last.levels <- 0
 	h.loop.drain()
-	test.Tap(c.mic)
-	if !strings.Contains(c.noticeText.Text, look.PlatformText("Privacy & Security → Microphone", "sound settings")) || len(c.pending) != 0 {
-		t.Fatalf("silent clip: notice %q, %d chips", c.noticeText.Text, len(c.pending))
+	test.Tap(c.Mic)
+	if !strings.Contains(c.NoticeText.Text, look.PlatformText("Privacy & Security → Microphone", "sound settings")) || len(c.Pending) != 0 {
+		t.Fatalf("silent clip: notice %q, %d chips", c.NoticeText.Text, len(c.Pending))
 	}
 	h.rec.err = errMicDenied
-	test.Tap(c.mic)
-	if c.rec.active() || c.noticeText.Text != errMicDenied.Error() {
-		t.Fatalf("denied: active %v notice %q", c.rec.active(), c.noticeText.Text)
+	test.Tap(c.Mic)
+	if c.Rec.Active() || c.NoticeText.Text != errMicDenied.Error() {
+		t.Fatalf("denied: active %v notice %q", c.Rec.Active(), c.NoticeText.Text)
 	}
 }
 
@@ -387,12 +389,12 @@ func TestFirstDropShowsChipsAtOnce(t *testing.T) {
 	mw := h.ui.Main
 	mw.Drop([]fyne.URI{writeFile(t, "robin.png", []byte("png"))})
 	h.loop.until(t, "chip", func() bool { return mw.PendingAttachments() == 1 })
-	c := mw.chat.comp
-	row := c.stack.Objects[1]
-	if c.chipRow.Size().Height == 0 || row.Position().Y < c.chipRow.Size().Height {
-		t.Fatalf("chips at %v size %v, input row at %v: not laid out", c.chipRow.Position(), c.chipRow.Size(), row.Position())
+	c := mw.chat.Comp
+	row := c.Stack.Objects[1]
+	if c.ChipRow.Size().Height == 0 || row.Position().Y < c.ChipRow.Size().Height {
+		t.Fatalf("chips at %v size %v, input row at %v: not laid out", c.ChipRow.Position(), c.ChipRow.Size(), row.Position())
 	}
-	c.removeAt(0)
+	c.RemoveAt(0)
 	if row.Position().Y != 0 {
 		t.Fatalf("after removing the chip the input row stays at %v", row.Position())
 	}

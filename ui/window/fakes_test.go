@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +13,9 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // loop stands in for Fyne's UI goroutine: views post work with do, and the

@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"math"
 	"strings"
@@ -15,6 +12,11 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chat"
+	"perch/ui/look"
+	"perch/ui/teach"
 )
 
 // What a newcomer's hands meet: where the view goes after an action, which
@@ -31,24 +33,24 @@ func TestStartingARunShowsItsCard(t *testing.T) {
 	h := newTeachHarness(t)
 	h.teacher.summary = ui.DataSummary{Pairs: 6}
 	v := openTeach(h)
-	if v.start.Disabled() {
-		t.Fatalf("cannot start: %q", v.problem.Text)
+	if v.Start.Disabled() {
+		t.Fatalf("cannot start: %q", v.Problem.Text)
 	}
-	v.scroll.ScrollToBottom() // where "Start training" is
-	if v.scroll.Offset.Y == 0 {
+	v.Scroll.ScrollToBottom() // where "Start training" is
+	if v.Scroll.Offset.Y == 0 {
 		t.Fatal("the Teach page does not scroll at 900×640: the test shows nothing")
 	}
-	test.Tap(v.start)
-	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
-	if v.scroll.Offset.Y != 0 || !v.run.root.Visible() || !inView(v.scroll, v.run.root) {
-		t.Fatalf("after Start the page stays at %.0f px: the run's card is out of view", v.scroll.Offset.Y)
+	test.Tap(v.Start)
+	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
+	if v.Scroll.Offset.Y != 0 || !v.Run.Root.Visible() || !inView(v.Scroll, v.Run.Root) {
+		t.Fatalf("after Start the page stays at %.0f px: the run's card is out of view", v.Scroll.Offset.Y)
 	}
 	// Back on the page later, it opens at its top again.
-	v.scroll.ScrollToBottom()
+	v.Scroll.ScrollToBottom()
 	h.ui.Main.ShowChat()
 	h.ui.Main.ShowTeach()
-	if v.scroll.Offset.Y != 0 {
-		t.Fatalf("Teach reopened %.0f px down", v.scroll.Offset.Y)
+	if v.Scroll.Offset.Y != 0 {
+		t.Fatalf("Teach reopened %.0f px down", v.Scroll.Offset.Y)
 	}
 }
 
@@ -64,7 +66,7 @@ func TestCorrectionAndEditBoxesTakeTheKeyboard(t *testing.T) {
 	defer other.Close()
 
 	test.Tap(feedbackButton(v, theme.DocumentCreateIcon()))
-	ed := v.body.Objects[1].(*widget.Entry)
+	ed := v.Body.Objects[1].(*widget.Entry)
 	if mw.Window.Canvas().Focused() != ed {
 		t.Fatalf("the correction box does not have the keyboard: %T does", mw.Window.Canvas().Focused())
 	}
@@ -77,13 +79,13 @@ func TestCorrectionAndEditBoxesTakeTheKeyboard(t *testing.T) {
 		t.Fatalf("Ctrl+A and typing after the pencil gave %q", ed.Text)
 	}
 
-	user := mw.chat.views[0]
-	test.Tap(actionButton(user.actions.Objects[1])) // edit
-	if mw.Window.Canvas().Focused() != user.editEntry {
+	user := mw.chat.Views[0]
+	test.Tap(actionButton(user.Actions.Objects[1])) // edit
+	if mw.Window.Canvas().Focused() != user.EditEntry {
 		t.Fatal("the edit box does not have the keyboard")
 	}
 	typed("And Spain?")
-	if got := user.editEntry.Text; got != "And Spain?" {
+	if got := user.EditEntry.Text; got != "And Spain?" {
 		t.Fatalf("typing after the pencil gave %q", got)
 	}
 }
@@ -114,12 +116,12 @@ func TestReopenedChatShowsItsLatestMessage(t *testing.T) {
 	mw.ShowSettings()       // and another page in front
 	mw.side.list.Select(0)  // as a click in the sidebar
 	h.loop.drain()
-	if mw.chat.convID != long {
-		t.Fatalf("opened %q", mw.chat.convID)
+	if mw.chat.ConvID != long {
+		t.Fatalf("opened %q", mw.chat.ConvID)
 	}
-	s := mw.chat.scroll
-	last := mw.chat.views[len(mw.chat.views)-1]
-	if s.Offset.Y == 0 || !inView(s, last.root) {
+	s := mw.chat.Scroll
+	last := mw.chat.Views[len(mw.chat.Views)-1]
+	if s.Offset.Y == 0 || !inView(s, last.Root) {
 		t.Fatalf("reopened at %.0f px of %.0f: the latest answer is out of view", s.Offset.Y, s.Content.MinSize().Height)
 	}
 }
@@ -134,10 +136,10 @@ func TestSearchHitOpensAtTheMatch(t *testing.T) {
 	}
 	mw.side.list.Select(0)
 	h.loop.drain()
-	s := mw.chat.scroll
-	hit := mw.chat.views[22] // Question 12?
-	if hit.msg.Text != "Question 12?" || !inView(s, hit.root) {
-		t.Fatalf("the hit %q is out of view at %.0f px", hit.msg.Text, s.Offset.Y)
+	s := mw.chat.Scroll
+	hit := mw.chat.Views[22] // Question 12?
+	if hit.Msg.Text != "Question 12?" || !inView(s, hit.Root) {
+		t.Fatalf("the hit %q is out of view at %.0f px", hit.Msg.Text, s.Offset.Y)
 	}
 }
 
@@ -147,29 +149,29 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
 	var applied int
-	h.ui.env.applySettings = func(old, new ui.Settings) error { applied++; return nil }
+	h.ui.env.ApplySettings = func(old, new ui.Settings) error { applied++; return nil }
 	mw.ShowSettings()
 	v := mw.settings
 	if applied != 0 {
 		t.Fatalf("opening Settings applied them %d times", applied)
 	}
-	test.Type(v.gen.temp, "0.5")
+	test.Type(v.Gen.Temp, "0.5")
 	mw.ShowChat() // "Back to chat" before the typing pause ends
 	mw.ShowSettings()
-	if v.gen.temp.Text != "0.5" {
-		t.Fatalf("Temperature shows %q after leaving and coming back", v.gen.temp.Text)
+	if v.Gen.Temp.Text != "0.5" {
+		t.Fatalf("Temperature shows %q after leaving and coming back", v.Gen.Temp.Text)
 	}
 	if got := (ui.PrefsSettings{P: h.app.Preferences()}).Load().Temperature; got == nil || *got != 0.5 {
 		t.Fatalf("stored temperature %v", got)
 	}
 	// A choice is saved at once; typing once it pauses, applied once.
-	v.thinking.SetChecked(true)
+	v.Thinking.SetChecked(true)
 	if !(ui.PrefsSettings{P: h.app.Preferences()}).Load().Thinking {
 		t.Fatal("the Thinking choice was not saved")
 	}
 	applied = 0
-	v.port.SetText("")
-	test.Type(v.port, "8080") // 8, 80 and 808 are no ports to apply
+	v.Port.SetText("")
+	test.Type(v.Port, "8080") // 8, 80 and 808 are no ports to apply
 	h.loop.until(t, "the port saved after the pause", func() bool {
 		return (ui.PrefsSettings{P: h.app.Preferences()}).Load().LocalAPIPort == 8080
 	})
@@ -177,7 +179,7 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 		t.Fatalf("a pause in typing applied the settings %d times", applied)
 	}
 	// A value that cannot be saved is said when the page is left.
-	v.gen.maxTokens.SetText("lots")
+	v.Gen.MaxTokens.SetText("lots")
 	mw.ShowChat()
 	d := mw.Window.Canvas().Overlays().Top()
 	if d == nil || !strings.Contains(strings.Join(texts(d), "|"), "max tokens must be a whole number") {
@@ -197,21 +199,21 @@ func TestModelsAndTeachSayMemoryAlike(t *testing.T) {
 	mw.ShowModels()
 	h.loop.drain()
 	budget := "of the 24.0 GB " + look.PlatformText("this Mac", "this computer") + " can give"
-	if got := mw.models.rows["e2b"].facts.Text; !strings.Contains(got, "needs 4.0 GB "+budget) {
+	if got := mw.models.Rows["e2b"].Facts.Text; !strings.Contains(got, "needs 4.0 GB "+budget) {
 		t.Fatalf("Models says %q", got)
 	}
-	if got := mw.models.rows["31b"].facts.Text; !strings.Contains(got, "needs 24.0 GB "+budget+" · too big") {
+	if got := mw.models.Rows["31b"].Facts.Text; !strings.Contains(got, "needs 24.0 GB "+budget+" · too big") {
 		t.Fatalf("Models says %q", got)
 	}
 	v := openTeach(h)
-	if !strings.Contains(v.estimate.Text, "needs 5.0 GB "+budget) {
-		t.Fatalf("Teach says %q", v.estimate.Text)
+	if !strings.Contains(v.Estimate.Text, "needs 5.0 GB "+budget) {
+		t.Fatalf("Teach says %q", v.Estimate.Text)
 	}
 	h.teacher.estimate.Tight = true
-	v.check()
+	v.Check()
 	settle(h.harness, v)
-	if !strings.Contains(v.estimate.Text, "needs 5.0 GB "+budget+" · tight fit: close other apps") {
-		t.Fatalf("Teach says %q", v.estimate.Text)
+	if !strings.Contains(v.Estimate.Text, "needs 5.0 GB "+budget+" · tight fit: close other apps") {
+		t.Fatalf("Teach says %q", v.Estimate.Text)
 	}
 }
 
@@ -228,7 +230,7 @@ func TestTeachTimeEstimateWords(t *testing.T) {
 		{12 * time.Minute, "About 12 min · "},
 		{90 * time.Minute, "About 1.5 h · "},
 	} {
-		if got := estimateLine(ui.TrainEstimate{Duration: c.d, Memory: 1 << 30}); !strings.HasPrefix(got, c.want) {
+		if got := teach.EstimateLine(ui.TrainEstimate{Duration: c.d, Memory: 1 << 30}); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v: %q, want it to start %q", c.d, got, c.want)
 		}
 	}
@@ -245,18 +247,18 @@ func TestCorrectionBoxHoldsWhatTheAnswerShows(t *testing.T) {
 		t.Fatalf("the chat shows %q", shown)
 	}
 	test.Tap(feedbackButton(v, theme.DocumentCreateIcon()))
-	ed := v.body.Objects[1].(*widget.Entry)
+	ed := v.Body.Objects[1].(*widget.Entry)
 	if want := "Paris is the capital.<end_of_turn>\n\n```go\nvar m map[string]<T>\n```\nUse `<b>` for bold."; ed.Text != want {
 		t.Fatalf("the correction box holds %q, want %q", ed.Text, want)
 	}
 	// Saving it unchanged is no correction.
-	save := v.body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
+	save := v.Body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
 	test.Tap(save)
 	h.loop.drain()
 	if len(h.feedback.fixes) != 0 {
 		t.Fatalf("an unchanged box saved a correction: %v", h.feedback.fixes)
 	}
-	if got := texts(previewCard(ui.DataPreview{Prompt: "Q<pad>?", Chosen: "Yes.<eos>", Rejected: "No<unused1>."})); strings.Contains(strings.Join(got, "|"), "<") {
+	if got := texts(teach.PreviewCard(ui.DataPreview{Prompt: "Q<pad>?", Chosen: "Yes.<eos>", Rejected: "No<unused1>."})); strings.Contains(strings.Join(got, "|"), "<") {
 		t.Fatalf("Teach's preview shows tokens: %q", got)
 	}
 }
@@ -283,24 +285,24 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	h := newTeachHarness(t)
 	h.teacher.summary = ui.DataSummary{Pairs: 6}
 	v := openTeach(h)
-	test.Tap(v.start)
-	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
-	run := v.run.run
+	test.Tap(v.Start)
+	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
+	run := v.Run.Run
 	run.State, run.Steps, run.Step = ui.RunTraining, 20, 1
 	h.teacher.emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
-	h.loop.until(t, "a point", func() bool { return v.run.loss.Len(0) == 1 })
+	h.loop.until(t, "a point", func() bool { return v.Run.Loss.Len(0) == 1 })
 	h.loop.drain()
 	if findButton(h.ui.Main.side.root, "Teach · 5%") == nil { // seen from every page
 		t.Fatal("the sidebar's Teach button does not show the run going")
 	}
-	test.WidgetRenderer(v.run.loss).Layout(v.run.loss.Size())
-	if l := v.run.loss.R.Legend; !l[0].Text.Visible() || l[1].Text.Visible() || l[1].Text.Text != "Validation" {
+	test.WidgetRenderer(v.Run.Loss).Layout(v.Run.Loss.Size())
+	if l := v.Run.Loss.R.Legend; !l[0].Text.Visible() || l[1].Text.Visible() || l[1].Text.Text != "Validation" {
 		t.Fatalf("legend before any validation point: training shown %v, validation shown %v", l[0].Text.Visible(), l[1].Text.Visible())
 	}
-	if !strings.Contains(v.run.explain.Text, "chosen − rejected") {
-		t.Fatalf("the margin chart is not explained: %q", v.run.explain.Text)
+	if !strings.Contains(v.Run.Explain.Text, "chosen − rejected") {
+		t.Fatalf("the margin chart is not explained: %q", v.Run.Explain.Text)
 	}
-	test.Tap(v.run.stop)
+	test.Tap(v.Run.Stop)
 	d := h.ui.Main.Window.Canvas().Overlays().Top()
 	if findButton(d, "Stop training") == nil || findButton(d, "Keep training") == nil || findButton(d, "Yes") != nil {
 		t.Fatalf("Stop asks with %q", texts(d))
@@ -309,8 +311,8 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	run.State, run.Step = ui.RunDone, 20
 	run.Started, run.Ended = time.Unix(1000, 0), time.Unix(1000+65, 0)
 	h.teacher.emit(ui.TrainUpdate{Run: run})
-	h.loop.until(t, "done", func() bool { return v.run.run.State == ui.RunDone })
-	if got := v.run.state.Text; !strings.HasPrefix(got, "Done in 1 min 5 s · 20 steps · saved as the adapter my-style") {
+	h.loop.until(t, "done", func() bool { return v.Run.Run.State == ui.RunDone })
+	if got := v.Run.State.Text; !strings.HasPrefix(got, "Done in 1 min 5 s · 20 steps · saved as the adapter my-style") {
 		t.Fatalf("done line %q", got)
 	}
 	h.loop.drain()
@@ -325,15 +327,15 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
-	if got := (func() string { mw.ShowSettings(); return mw.settings.model.PlaceHolder })(); got != "Gemma-4 E2B, the model in use" {
+	if got := (func() string { mw.ShowSettings(); return mw.settings.Model.PlaceHolder })(); got != "Gemma-4 E2B, the model in use" {
 		t.Fatalf("Settings' default model with none chosen says %q", got)
 	}
 	long := longChat(h, "A long chat", 3)
 	mw.ShowConversation("")
 	mw.side.search.SetText("long")
 	mw.side.search.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	if mw.chat.convID != long || mw.page != "chat" {
-		t.Fatalf("Enter in search opened %q on the %s page", mw.chat.convID, mw.page)
+	if mw.chat.ConvID != long || mw.page != "chat" {
+		t.Fatalf("Enter in search opened %q on the %s page", mw.chat.ConvID, mw.page)
 	}
 
 	h.model.set(ui.ModelState{})
@@ -341,27 +343,27 @@ func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
 	if mw.page != "welcome" {
 		t.Fatalf("without a model the %s page shows", mw.page)
 	}
-	before := mw.welcome.intro.Text
+	before := mw.welcome.Intro.Text
 	mw.side.onNew()
-	if mw.welcome.intro.Text == before || !strings.Contains(mw.welcome.intro.Text, "needs a model") {
-		t.Fatalf("New chat without a model said %q", mw.welcome.intro.Text)
+	if mw.welcome.Intro.Text == before || !strings.Contains(mw.welcome.Intro.Text, "needs a model") {
+		t.Fatalf("New chat without a model said %q", mw.welcome.Intro.Text)
 	}
 	m := h.catalog.models[0]
 	m.Download = &ui.DownloadState{Err: "You seem to be offline."}
 	h.catalog.update(m)
 	h.loop.drain()
-	if got := mw.welcome.download.Text; got != "Try again" {
+	if got := mw.welcome.Download.Text; got != "Try again" {
 		t.Fatalf("after an offline failure the welcome page offers %q", got)
 	}
 	mw.ShowModels()
 	h.loop.drain()
-	if got := mw.models.rows[m.ID].buttons.Objects[0].(*widget.Button).Text; got != "Try again" {
+	if got := mw.models.Rows[m.ID].Buttons.Objects[0].(*widget.Button).Text; got != "Try again" {
 		t.Fatalf("after an offline failure the models page offers %q", got)
 	}
 	m.Download = &ui.DownloadState{Done: 1 << 20, Total: 3 << 30, Err: "You seem to be offline."}
 	h.catalog.update(m)
 	h.loop.drain()
-	if got := mw.models.rows[m.ID].buttons.Objects[0].(*widget.Button).Text; got != "Resume" {
+	if got := mw.models.Rows[m.ID].Buttons.Objects[0].(*widget.Button).Text; got != "Resume" {
 		t.Fatalf("with 1 MB downloaded the models page offers %q", got)
 	}
 }
@@ -383,29 +385,29 @@ func TestIconButtonsSayWhatTheyDo(t *testing.T) {
 	h := newTeachHarness(t, script{deltas: words("Paris.")})
 	mw := h.ui.Main
 	answer := answerOnce(h.harness, "Capital of France?")
-	user := mw.chat.views[0]
+	user := mw.chat.Views[0]
 	tips := map[string]bool{}
-	for _, v := range []*messageView{user, answer} {
-		for _, o := range v.actions.Objects {
+	for _, v := range []*chat.MessageView{user, answer} {
+		for _, o := range v.Actions.Objects {
 			b, ok := o.(*look.TipButton)
 			if !ok {
 				if wb := actionButton(o); wb != nil && wb.Text == "" {
-					t.Errorf("an icon button without a tooltip under the %s message", v.msg.Role)
+					t.Errorf("an icon button without a tooltip under the %s message", v.Msg.Role)
 				}
 				continue
 			}
 			b.MouseIn(&desktop.MouseEvent{})
-			if got := mw.chat.tips.Shown(); got != b.Tip || got == "" {
+			if got := mw.chat.Tips.Shown(); got != b.Tip || got == "" {
 				t.Errorf("hovering %q shows %q", b.Tip, got)
 			}
 			b.MouseOut()
-			if mw.chat.tips.Shown() != "" {
+			if mw.chat.Tips.Shown() != "" {
 				t.Error("the tooltip stayed after the pointer left")
 			}
 			tips[b.Tip] = true
 		}
 	}
-	if !tips["Edit your message and ask again"] || !strings.Contains(strings.Join(texts(answer.actions), "|"), "Correct") {
+	if !tips["Edit your message and ask again"] || !strings.Contains(strings.Join(texts(answer.Actions), "|"), "Correct") {
 		t.Fatalf("the pencils are not told apart: %v", tips)
 	}
 	var down bool

@@ -1,14 +1,14 @@
 package window
 
 import (
-	"perch/ui"
-
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
 )
 
 // The window's width on every page, and the wheel over fields.
@@ -22,7 +22,7 @@ func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
 	mw := h.ui.Main
 	answerOnce(h.harness, "A question?")
 	teach := openTeach(h) // with a stopped run's card, its widest state
-	teach.run.follow(ui.TrainRun{ID: "r", State: ui.RunStopped, Steps: 60, Step: 30, LastCheckpoint: 20,
+	teach.Run.Follow(ui.TrainRun{ID: "r", State: ui.RunStopped, Steps: 60, Step: 30, LastCheckpoint: 20,
 		BaseName: "Gemma-4 (text-tiny)", Plan: ui.TrainPlan{Name: "my-style"}})
 	h.loop.drain()
 	pages := []struct {
@@ -44,12 +44,12 @@ func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
 			if got := mw.Window.Canvas().Size().Width; got != size.Width {
 				t.Errorf("at %.0f×%.0f the %s page made the window %.0f px wide", size.Width, size.Height, p.name, got)
 			}
-			scrolls := map[string]*container.Scroll{"teach": teach.scroll}
+			scrolls := map[string]*container.Scroll{"teach": teach.Scroll}
 			if mw.settings != nil {
-				scrolls["settings"] = mw.settings.root.(*container.Scroll)
+				scrolls["settings"] = mw.settings.Root.(*container.Scroll)
 			}
 			if mw.models != nil {
-				scrolls["models"] = mw.models.root.(*container.Scroll)
+				scrolls["models"] = mw.models.Root.(*container.Scroll)
 			}
 			if s := scrolls[p.name]; s != nil && s.Content.MinSize().Width > s.Size().Width {
 				t.Errorf("at %.0f×%.0f %s needs %.0f px of its %.0f: it scrolls sideways", size.Width, size.Height, p.name, s.Content.MinSize().Width, s.Size().Width)
@@ -110,27 +110,27 @@ func TestWheelScrollsThePageOverFields(t *testing.T) {
 	mw := h.ui.Main
 	v := openTeach(h)
 	root := mw.Window.Content()
-	for key, f := range v.fields {
-		if !f.Visible() || !v.advanced.Items[0].Open && key != "name" && key != "steps" {
+	for key, f := range v.Fields {
+		if !f.Visible() || !v.Advanced.Items[0].Open && key != "name" && key != "steps" {
 			continue // under the closed Advanced
 		}
-		at := pointOn(v.scroll, f)
-		if got := scrollableAt(root, at); got != v.scroll {
+		at := pointOn(v.Scroll, f)
+		if got := scrollableAt(root, at); got != v.Scroll {
 			t.Errorf("the wheel over the %s field goes to a %T, not the page", key, got)
 		}
 	}
-	at := pointOn(v.scroll, v.fields["name"])
-	before := v.scroll.Offset.Y
+	at := pointOn(v.Scroll, v.Fields["name"])
+	before := v.Scroll.Offset.Y
 	scrollableAt(root, at).Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: -120}})
-	if v.scroll.Offset.Y <= before {
-		t.Fatalf("the wheel over the name field left the page at %.0f px", v.scroll.Offset.Y)
+	if v.Scroll.Offset.Y <= before {
+		t.Fatalf("the wheel over the name field left the page at %.0f px", v.Scroll.Offset.Y)
 	}
 	mw.ShowSettings()
 	h.loop.drain()
 	s := mw.settings
-	for name, f := range map[string]*widget.Entry{"Temperature": s.gen.temp, "Max tokens": s.gen.maxTokens, "API port": s.port} {
-		at := pointOn(s.root.(*container.Scroll), f)
-		if got := scrollableAt(root, at); got != s.root.(fyne.Scrollable) {
+	for name, f := range map[string]*widget.Entry{"Temperature": s.Gen.Temp, "Max tokens": s.Gen.MaxTokens, "API port": s.Port} {
+		at := pointOn(s.Root.(*container.Scroll), f)
+		if got := scrollableAt(root, at); got != s.Root.(fyne.Scrollable) {
 			t.Errorf("the wheel over Settings' %s goes to a %T, not the page", name, got)
 		}
 	}

@@ -27,8 +27,8 @@ func (mw *MainWindow) installKeys() {
 		}
 	})
 	// Entries that hold the focus pass these shortcuts on.
-	mw.chat.comp.entry.AppShortcut = mw.shortcut
-	mw.chat.comp.entry.OnEscape = mw.escape
+	mw.chat.Comp.Entry.AppShortcut = mw.shortcut
+	mw.chat.Comp.Entry.OnEscape = mw.escape
 	mw.side.search.AppShortcut = mw.shortcut
 	mw.side.search.OnEscape = func() {
 		mw.side.search.SetText("")
@@ -58,8 +58,8 @@ func (mw *MainWindow) shortcut(s *desktop.CustomShortcut) bool {
 // escape stops the answer being written; elsewhere it goes back to the chat.
 func (mw *MainWindow) escape() {
 	switch {
-	case mw.page == "chat" && mw.chat.live != nil:
-		mw.chat.stop()
+	case mw.page == "chat" && mw.chat.Live != nil:
+		mw.chat.Stop()
 	case mw.page != "chat" && mw.page != "welcome":
 		mw.showChat()
 	}
@@ -67,10 +67,10 @@ func (mw *MainWindow) escape() {
 
 // focusComposer puts the cursor in the message box when the chat shows.
 func (mw *MainWindow) focusComposer() {
-	if mw.page != "chat" || mw.chat.comp.entry.Disabled() {
+	if mw.page != "chat" || mw.chat.Comp.Entry.Disabled() {
 		return
 	}
-	mw.Window.Canvas().Focus(mw.chat.comp.entry)
+	mw.Window.Canvas().Focus(mw.chat.Comp.Entry)
 }
 
 // ShortcutLabel is how menus write the shortcut for key: "Ctrl+N", or

@@ -1,8 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +9,9 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chat"
 )
 
 // press delivers a shortcut as the desktop driver does: to the focused
@@ -35,7 +36,7 @@ func escape(w fyne.Window) {
 }
 
 func composerFocused(mw *MainWindow) bool {
-	return mw.Window.Canvas().Focused() == mw.chat.comp.entry
+	return mw.Window.Canvas().Focused() == mw.chat.Comp.Entry
 }
 
 func TestComposerHasTheFocusWheneverTheChatShows(t *testing.T) {
@@ -49,7 +50,7 @@ func TestComposerHasTheFocusWheneverTheChatShows(t *testing.T) {
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
 	mw.Window.Canvas().Unfocus()
 	test.Tap(mustButton(t, mw.side.root, "New chat"))
-	if !composerFocused(mw) || mw.chat.convID != "" {
+	if !composerFocused(mw) || mw.chat.ConvID != "" {
 		t.Fatal("the composer is not focused after New chat")
 	}
 	mw.ShowSettings()
@@ -59,7 +60,7 @@ func TestComposerHasTheFocusWheneverTheChatShows(t *testing.T) {
 	}
 	mw.Window.Canvas().Unfocus()
 	mw.side.list.Select(0)
-	if !composerFocused(mw) || mw.chat.convID == "" {
+	if !composerFocused(mw) || mw.chat.ConvID == "" {
 		t.Fatal("the composer is not focused after opening a chat")
 	}
 }
@@ -70,13 +71,13 @@ func TestEscapeStopsTheAnswer(t *testing.T) {
 	for _, focused := range []bool{true, false} {
 		mw.SetDraft("go on")
 		mw.Submit()
-		h.loop.until(t, "streaming", func() bool { return mw.Busy() && strings.Contains(lastView(h).msg.Text, "more") })
+		h.loop.until(t, "streaming", func() bool { return mw.Busy() && strings.Contains(lastView(h).Msg.Text, "more") })
 		if !focused {
 			mw.Window.Canvas().Unfocus()
 		}
 		escape(mw.Window)
 		h.loop.until(t, "stopped", func() bool { return !mw.Busy() })
-		if st := lastView(h).msg.State; st != ui.Stopped {
+		if st := lastView(h).Msg.State; st != ui.Stopped {
 			t.Fatalf("focused=%v: state after Esc = %s", focused, st)
 		}
 	}
@@ -88,7 +89,7 @@ func TestWindowShortcuts(t *testing.T) {
 	mw.SetDraft("Birds")
 	mw.Submit()
 	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
-	conv := mw.chat.convID
+	conv := mw.chat.ConvID
 
 	// Ctrl/⌘+K, from the composer: the search box takes the focus.
 	press(mw.Window, fyne.KeyK)
@@ -116,15 +117,15 @@ func TestWindowShortcuts(t *testing.T) {
 	// Ctrl/⌘+N, from the search box too: a new chat.
 	mw.Window.Canvas().Focus(mw.side.search)
 	press(mw.Window, fyne.KeyN)
-	if mw.chat.convID != "" || len(mw.chat.views) != 0 || !composerFocused(mw) {
+	if mw.chat.ConvID != "" || len(mw.chat.Views) != 0 || !composerFocused(mw) {
 		t.Fatal("Ctrl+N did not start a new chat")
 	}
 	// Other shortcuts still reach the entry (select all, then typing replaces).
 	mw.SetDraft("abc")
-	mw.chat.comp.entry.TypedShortcut(&fyne.ShortcutSelectAll{})
-	test.Type(mw.chat.comp.entry, "x")
-	if mw.chat.comp.entry.Text != "x" {
-		t.Fatalf("select all + type = %q", mw.chat.comp.entry.Text)
+	mw.chat.Comp.Entry.TypedShortcut(&fyne.ShortcutSelectAll{})
+	test.Type(mw.chat.Comp.Entry, "x")
+	if mw.chat.Comp.Entry.Text != "x" {
+		t.Fatalf("select all + type = %q", mw.chat.Comp.Entry.Text)
 	}
 }
 
@@ -138,8 +139,8 @@ func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
 		mw.Submit()
 		h.loop.until(t, "answer", func() bool { return !mw.Busy() })
 	}
-	for _, v := range mw.chat.views {
-		if v.marker.Visible() {
+	for _, v := range mw.chat.Views {
+		if v.Marker.Visible() {
 			t.Fatal("a marker shows before anything was left out")
 		}
 	}
@@ -147,31 +148,31 @@ func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
 	mw.Submit()
 	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
 	failed := lastView(h)
-	if !failed.msg.ContextFull {
-		t.Fatalf("failure = %+v", failed.msg)
+	if !failed.Msg.ContextFull {
+		t.Fatalf("failure = %+v", failed.Msg)
 	}
 	// The answer offers to leave the oldest messages out; from then on the
 	// model sees the chat from the second question, and the chat says so.
-	second := mw.chat.views[2]
+	second := mw.chat.Views[2]
 	h.chat.mu.Lock()
-	h.chat.view = &ui.ContextView{FromID: second.msg.ID}
+	h.chat.view = &ui.ContextView{FromID: second.Msg.ID}
 	h.chat.mu.Unlock()
-	test.Tap(mustButton(t, failed.note, "Leave the oldest messages out"))
-	h.loop.until(t, "answer after trimming", func() bool { return !mw.Busy() && lastView(h).msg.Text == "three" })
-	if !h.chat.trimOK[mw.chat.convID] {
+	test.Tap(mustButton(t, failed.Note, "Leave the oldest messages out"))
+	h.loop.until(t, "answer after trimming", func() bool { return !mw.Busy() && lastView(h).Msg.Text == "three" })
+	if !h.chat.trimOK[mw.chat.ConvID] {
 		t.Fatal("consent was not passed on")
 	}
-	for i, v := range mw.chat.views {
-		if v.marker.Visible() != (v == second) {
-			t.Fatalf("message %d: marker shown %v", i, v.marker.Visible())
+	for i, v := range mw.chat.Views {
+		if v.Marker.Visible() != (v == second) {
+			t.Fatalf("message %d: marker shown %v", i, v.Marker.Visible())
 		}
 	}
-	if second.markerLine != markerMessages {
-		t.Fatalf("marker = %q", second.markerLine)
+	if second.MarkerLine != chat.MarkerMessages {
+		t.Fatalf("marker = %q", second.MarkerLine)
 	}
 	// Reopened from the history, the chat shows it in the same place.
-	mw.ShowConversation(mw.chat.convID)
-	if !mw.chat.views[2].marker.Visible() {
+	mw.ShowConversation(mw.chat.ConvID)
+	if !mw.chat.Views[2].Marker.Visible() {
 		t.Fatal("the stored chat lost its marker")
 	}
 }

@@ -8,8 +8,8 @@ import "fyne.io/fyne/v2"
 // Download presses a model's Download button on the models page.
 func (mw *MainWindow) Download(id string) {
 	mw.ShowModels()
-	if r, ok := mw.models.rows[id]; ok {
-		r.start()
+	if r, ok := mw.models.Rows[id]; ok {
+		r.Start()
 	}
 }
 
@@ -19,8 +19,8 @@ func (mw *MainWindow) DownloadProblem(id string) string {
 	if mw.models == nil {
 		return ""
 	}
-	if r, ok := mw.models.rows[id]; ok && r.problem.Root.Visible() {
-		return r.problem.Summary.Text
+	if r, ok := mw.models.Rows[id]; ok && r.Problem.Root.Visible() {
+		return r.Problem.Summary.Text
 	}
 	return ""
 }
@@ -34,11 +34,11 @@ func (mw *MainWindow) Needs() fyne.Size { return mw.Window.Content().MinSize() }
 // into view.
 func (mw *MainWindow) ContextMarker() string {
 	v := mw.chat
-	for _, mv := range v.views {
-		if mv.marker.Visible() {
-			y := mv.root.Position().Y
-			v.scroll.ScrollToOffset(fyne.NewPos(0, max(0, y-8)))
-			return mv.markerLine
+	for _, mv := range v.Views {
+		if mv.Marker.Visible() {
+			y := mv.Root.Position().Y
+			v.Scroll.ScrollToOffset(fyne.NewPos(0, max(0, y-8)))
+			return mv.MarkerLine
 		}
 	}
 	return ""

@@ -1,13 +1,13 @@
 package window
 
 import (
-	"perch/ui/look"
-
 	"fmt"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui/look"
 )
 
 // Scripted steps for the newcomer's-hands pictures (make screenshot): the
@@ -19,7 +19,7 @@ func (mw *MainWindow) PressCorrectLast() error {
 	if err != nil {
 		return err
 	}
-	for _, o := range v.actions.Objects {
+	for _, o := range v.Actions.Objects {
 		if b, ok := o.(*look.TipButton); ok && b.Icon != nil && b.Icon.Name() == theme.DocumentCreateIcon().Name() {
 			b.OnTapped()
 			return nil
@@ -35,10 +35,10 @@ func (mw *MainWindow) CorrectionDraft() (text string, focused bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if !v.editing || len(v.body.Objects) < 2 {
+	if !v.Editing || len(v.Body.Objects) < 2 {
 		return "", false, fmt.Errorf("no correction box is open")
 	}
-	e, ok := v.body.Objects[1].(*widget.Entry)
+	e, ok := v.Body.Objects[1].(*widget.Entry)
 	if !ok {
 		return "", false, fmt.Errorf("no correction box is open")
 	}
@@ -47,9 +47,9 @@ func (mw *MainWindow) CorrectionDraft() (text string, focused bool, err error) {
 
 // CancelCorrection closes the open correction box without saving.
 func (mw *MainWindow) CancelCorrection() {
-	if v, err := mw.lastAnswer(); err == nil && v.editing {
-		v.editing = false
-		v.update(v.msg)
+	if v, err := mw.lastAnswer(); err == nil && v.Editing {
+		v.Editing = false
+		v.Update(v.Msg)
 	}
 }
 
@@ -58,9 +58,9 @@ func (mw *MainWindow) CancelCorrection() {
 func (mw *MainWindow) PressStartTraining() {
 	v := mw.teach
 	d := fyne.CurrentApp().Driver()
-	top := d.AbsolutePositionForObject(v.start).Y - d.AbsolutePositionForObject(v.scroll).Y + v.scroll.Offset.Y
-	v.scroll.ScrollToOffset(fyne.NewPos(0, max(0, top-v.scroll.Size().Height+2*v.start.Size().Height)))
-	v.start.OnTapped()
+	top := d.AbsolutePositionForObject(v.Start).Y - d.AbsolutePositionForObject(v.Scroll).Y + v.Scroll.Offset.Y
+	v.Scroll.ScrollToOffset(fyne.NewPos(0, max(0, top-v.Scroll.Size().Height+2*v.Start.Size().Height)))
+	v.Start.OnTapped()
 }
 
 // TeachScroll is how far down the Teach page is scrolled.
@@ -68,7 +68,7 @@ func (mw *MainWindow) TeachScroll() float32 {
 	if mw.teach == nil {
 		return 0
 	}
-	return mw.teach.scroll.Offset.Y
+	return mw.teach.Scroll.Offset.Y
 }
 
 // OpenFromSidebar opens the conversation titled title with a click in the
@@ -95,13 +95,13 @@ func (mw *MainWindow) ChatTitles() []string {
 // LatestInView reports whether the chat's newest message shows.
 func (mw *MainWindow) LatestInView() bool {
 	v := mw.chat
-	if len(v.views) == 0 {
+	if len(v.Views) == 0 {
 		return false
 	}
 	d := fyne.CurrentApp().Driver()
-	last := v.views[len(v.views)-1].root
-	top := d.AbsolutePositionForObject(last).Y - d.AbsolutePositionForObject(v.scroll).Y
-	return top >= 0 && top < v.scroll.Size().Height
+	last := v.Views[len(v.Views)-1].Root
+	top := d.AbsolutePositionForObject(last).Y - d.AbsolutePositionForObject(v.Scroll).Y
+	return top >= 0 && top < v.Scroll.Size().Height
 }
 
 // SidebarWidth is the sidebar's width now.

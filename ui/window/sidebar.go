@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"strings"
 	"time"
@@ -14,11 +11,14 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // sidebar is the conversation list: new, search by title, rename, delete.
 type sidebar struct {
-	env      *env
+	env      *ui.Env
 	win      fyne.Window
 	search   *look.SearchEntry
 	list     *widget.List
@@ -32,7 +32,7 @@ type sidebar struct {
 	root     fyne.CanvasObject
 }
 
-func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
+func newSidebar(e *ui.Env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 	s := &sidebar{env: e, win: win}
 	s.search = look.NewSearchEntry()
 	s.search.SetPlaceHolder("Search chats  (" + ShortcutLabel(fyne.KeyK) + ")")
@@ -93,7 +93,7 @@ func newSidebar(e *env, win fyne.Window, nav fyne.CanvasObject) *sidebar {
 
 // reload reads the list again and keeps the selection.
 func (s *sidebar) reload() {
-	items, err := s.env.chat.Conversations(strings.TrimSpace(s.search.Text))
+	items, err := s.env.Chat.Conversations(strings.TrimSpace(s.search.Text))
 	if err != nil {
 		s.errText.SetText("Could not read your chats: " + err.Error())
 		s.errText.Show()
@@ -148,7 +148,7 @@ func (s *sidebar) rename(c ui.Conversation) {
 		if !ok || title == "" {
 			return
 		}
-		if err := s.env.chat.Rename(c.ID, title); err != nil {
+		if err := s.env.Chat.Rename(c.ID, title); err != nil {
 			dialog.ShowError(err, s.win)
 		}
 		s.reload()
@@ -161,7 +161,7 @@ func (s *sidebar) remove(c ui.Conversation) {
 			if !ok {
 				return
 			}
-			if err := s.env.chat.Delete(c.ID); err != nil {
+			if err := s.env.Chat.Delete(c.ID); err != nil {
 				dialog.ShowError(err, s.win)
 				return
 			}

@@ -1,14 +1,14 @@
 package window
 
 import (
-	"perch/ui"
-
 	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"testing"
 	"time"
+
+	"perch/ui"
 )
 
 // fakeFeedback records ratings, corrections and adapter choices over a

@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"math"
 	"strings"
@@ -15,10 +12,15 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chat"
+	"perch/ui/look"
+	"perch/ui/teach"
 )
 
 // answerOnce sends text in the main window and waits for the answer.
-func answerOnce(h *harness, text string) *messageView {
+func answerOnce(h *harness, text string) *chat.MessageView {
 	mw := h.ui.Main
 	mw.SetDraft(text)
 	mw.Submit()
@@ -27,8 +29,8 @@ func answerOnce(h *harness, text string) *messageView {
 }
 
 // feedbackButton is an answer's button showing icon res (nil when absent).
-func feedbackButton(v *messageView, res ...fyne.Resource) *widget.Button {
-	for _, o := range v.actions.Objects {
+func feedbackButton(v *chat.MessageView, res ...fyne.Resource) *widget.Button {
+	for _, o := range v.Actions.Objects {
 		if b := actionButton(o); b != nil {
 			for _, r := range res {
 				if b.Icon != nil && b.Icon.Name() == r.Name() {
@@ -43,14 +45,14 @@ func feedbackButton(v *messageView, res ...fyne.Resource) *widget.Button {
 func TestFeedbackButtonsStoreRatings(t *testing.T) {
 	h := newTeachHarness(t, script{deltas: words("Paris.")})
 	v := answerOnce(h.harness, "Capital of France?")
-	id := v.msg.ID
+	id := v.Msg.ID
 	up := feedbackButton(v, look.ThumbUpIcon)
 	if up == nil || feedbackButton(v, look.ThumbDownIcon) == nil {
 		t.Fatal("an answer has no thumbs")
 	}
 	test.Tap(up)
 	h.loop.until(t, "the rating stored", func() bool { return h.feedback.rating(id) == ui.ThumbUp })
-	if feedbackButton(v, look.ThumbUpChosen) == nil || v.msg.Rating != ui.ThumbUp {
+	if feedbackButton(v, look.ThumbUpChosen) == nil || v.Msg.Rating != ui.ThumbUp {
 		t.Fatal("thumbs up not shown as chosen")
 	}
 	test.Tap(feedbackButton(v, look.ThumbDownIcon))
@@ -61,7 +63,7 @@ func TestFeedbackButtonsStoreRatings(t *testing.T) {
 	test.Tap(feedbackButton(v, look.ThumbDownChosen)) // a second tap takes it back
 	h.loop.until(t, "rating cleared", func() bool { return h.feedback.rating(id) == ui.Unrated })
 	// The user's own turns take no thumbs.
-	if feedbackButton(h.ui.Main.chat.views[0], look.ThumbUpIcon, look.ThumbUpChosen) != nil {
+	if feedbackButton(h.ui.Main.chat.Views[0], look.ThumbUpIcon, look.ThumbUpChosen) != nil {
 		t.Fatal("a user message has thumbs")
 	}
 
@@ -72,7 +74,7 @@ func TestFeedbackButtonsStoreRatings(t *testing.T) {
 	q.Submit()
 	h.loop.until(t, "the quick answer", func() bool { return !q.Busy() })
 	qa, _ := q.Answer()
-	b := feedbackButton(q.last, look.ThumbDownIcon)
+	b := feedbackButton(q.Last, look.ThumbDownIcon)
 	if b == nil {
 		t.Fatal("quick-ask answer has no thumbs")
 	}
@@ -89,21 +91,21 @@ func TestCorrectionSavedAsNewVersion(t *testing.T) {
 		t.Fatal("no correct button")
 	}
 	test.Tap(fix)
-	ed, ok := v.body.Objects[1].(*widget.Entry)
+	ed, ok := v.Body.Objects[1].(*widget.Entry)
 	if !ok || ed.Text != "The capital is Lyon." {
-		t.Fatalf("correction editor not shown: %T", v.body.Objects[1])
+		t.Fatalf("correction editor not shown: %T", v.Body.Objects[1])
 	}
 	ed.SetText("The capital of France is Paris.")
-	save := v.body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
+	save := v.Body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
 	test.Tap(save)
-	h.loop.until(t, "the correction", func() bool { return v.msg.Edited })
-	if got := h.feedback.fixes[v.msg.ID]; got != "The capital of France is Paris." {
+	h.loop.until(t, "the correction", func() bool { return v.Msg.Edited })
+	if got := h.feedback.fixes[v.Msg.ID]; got != "The capital of France is Paris." {
 		t.Fatalf("stored correction %q", got)
 	}
 	if got := renderedText(v); got != "The capital of France is Paris." {
 		t.Fatalf("shown %q", got)
 	}
-	if !strings.Contains(strings.Join(texts(v.root), "|"), "your correction") {
+	if !strings.Contains(strings.Join(texts(v.Root), "|"), "your correction") {
 		t.Fatal("the corrected answer is not marked as the user's")
 	}
 }
@@ -134,7 +136,7 @@ func texts(o fyne.CanvasObject) []string {
 }
 
 // openTeach shows the Teach page and waits for its checks to settle.
-func openTeach(h *teachHarness) *teachView {
+func openTeach(h *teachHarness) *teach.View {
 	h.ui.Main.ShowTeach()
 	v := h.ui.Main.teach
 	settle(h.harness, v)
@@ -142,50 +144,50 @@ func openTeach(h *teachHarness) *teachView {
 }
 
 // settle waits until the newest form check has come back.
-func settle(h *harness, v *teachView) {
-	h.loop.until(h.t, "the Teach page's check", func() bool { return v.checked == v.checking.Load() })
+func settle(h *harness, v *teach.View) {
+	h.loop.until(h.t, "the Teach page's check", func() bool { return v.Checked == v.Checking.Load() })
 }
 
 func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	h := newTeachHarness(t)
 	h.teacher.summary = ui.DataSummary{Examples: 3, Unpaired: 2}
 	v := openTeach(h)
-	if v.selectedMethod() != ui.MethodDPO {
-		t.Fatalf("default method %q", v.selectedMethod())
+	if v.SelectedMethod() != ui.MethodDPO {
+		t.Fatalf("default method %q", v.SelectedMethod())
 	}
-	if !v.problem.Visible() || !strings.Contains(v.problem.Text, "2 disliked answers have no better version") ||
-		!strings.Contains(v.problem.Text, `switch to "Examples (SFT)"`) {
-		t.Fatalf("problem = %q (visible %v)", v.problem.Text, v.problem.Visible())
+	if !v.Problem.Visible() || !strings.Contains(v.Problem.Text, "2 disliked answers have no better version") ||
+		!strings.Contains(v.Problem.Text, `switch to "Examples (SFT)"`) {
+		t.Fatalf("problem = %q (visible %v)", v.Problem.Text, v.Problem.Visible())
 	}
-	if !v.start.Disabled() {
+	if !v.Start.Disabled() {
 		t.Fatal("Start enabled with nothing to train on")
 	}
-	if v.dataInfo.Text != "3 examples · 0 pairs · 2 dislikes without a better version" {
-		t.Fatalf("data line %q", v.dataInfo.Text)
+	if v.DataInfo.Text != "3 examples · 0 pairs · 2 dislikes without a better version" {
+		t.Fatalf("data line %q", v.DataInfo.Text)
 	}
 	// Examples are enough for SFT.
-	v.method.SetSelected(presetFor(ui.MethodSFT).Label)
+	v.Method.SetSelected(teach.PresetFor(ui.MethodSFT).Label)
 	settle(h.harness, v)
-	if v.problem.Visible() || v.start.Disabled() {
-		t.Fatalf("SFT with 3 examples refused: %q", v.problem.Text)
+	if v.Problem.Visible() || v.Start.Disabled() {
+		t.Fatalf("SFT with 3 examples refused: %q", v.Problem.Text)
 	}
-	if !strings.Contains(v.estimate.Text, "About 7 min · needs 3.0 GB of the 16.0 GB") {
-		t.Fatalf("estimate %q", v.estimate.Text)
+	if !strings.Contains(v.Estimate.Text, "About 7 min · needs 3.0 GB of the 16.0 GB") {
+		t.Fatalf("estimate %q", v.Estimate.Text)
 	}
-	if v.fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
-		t.Fatalf("suggested steps %q", v.fields["steps"].Text)
+	if v.Fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
+		t.Fatalf("suggested steps %q", v.Fields["steps"].Text)
 	}
-	if v.fields["lr"].Text != fmt.Sprint(presetFor(ui.MethodSFT).LR) {
-		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.fields["lr"].Text)
+	if v.Fields["lr"].Text != fmt.Sprint(teach.PresetFor(ui.MethodSFT).LR) {
+		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.Fields["lr"].Text)
 	}
 	// No source at all, and bad numbers, are named.
-	v.fromFeedback.SetChecked(false)
-	v.fields["ratio"].SetText("0.5")
+	v.FromFeedback.SetChecked(false)
+	v.Fields["ratio"].SetText("0.5")
 	settle(h.harness, v)
-	if !strings.Contains(v.problem.Text, "choose what to learn from") || !strings.Contains(v.problem.Text, "LoRA+ ratio must be a number from 1") {
-		t.Fatalf("problem = %q", v.problem.Text)
+	if !strings.Contains(v.Problem.Text, "choose what to learn from") || !strings.Contains(v.Problem.Text, "LoRA+ ratio must be a number from 1") {
+		t.Fatalf("problem = %q", v.Problem.Text)
 	}
-	if !v.start.Disabled() {
+	if !v.Start.Disabled() {
 		t.Fatal("Start enabled without a source")
 	}
 }
@@ -196,10 +198,10 @@ func TestTeachRefusesWhenItWillNotFit(t *testing.T) {
 	h.teacher.estimate = ui.TrainEstimate{Fits: false, Memory: 30 << 30, Available: 16 << 30,
 		Reason: "Training Gemma-4 E2B this way needs about 30.0 GB and this computer can give 16.0 GB. Try a maximum length of 1024."}
 	v := openTeach(h)
-	if !v.problem.Visible() || !strings.HasPrefix(v.problem.Text, "Training Gemma-4 E2B this way needs about 30.0 GB") {
-		t.Fatalf("problem = %q", v.problem.Text)
+	if !v.Problem.Visible() || !strings.HasPrefix(v.Problem.Text, "Training Gemma-4 E2B this way needs about 30.0 GB") {
+		t.Fatalf("problem = %q", v.Problem.Text)
 	}
-	if !v.start.Disabled() {
+	if !v.Start.Disabled() {
 		t.Fatal("Start enabled for a plan that does not fit")
 	}
 }
@@ -209,21 +211,21 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	h.teacher.summary = ui.DataSummary{Pairs: 6, Examples: 2,
 		Preview: []ui.DataPreview{{Prompt: "Capital?", Chosen: "Paris.", Rejected: "Lyon.", Origin: "your correction"}}}
 	v := openTeach(h)
-	if v.start.Disabled() {
-		t.Fatalf("cannot start: %q", v.problem.Text)
+	if v.Start.Disabled() {
+		t.Fatalf("cannot start: %q", v.Problem.Text)
 	}
-	v.fields["steps"].SetText("50")
+	v.Fields["steps"].SetText("50")
 	settle(h.harness, v)
-	test.Tap(v.start)
-	h.loop.until(t, "the run shown", func() bool { return v.run.shown && v.run.run.ID != "" })
+	test.Tap(v.Start)
+	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
 	if p := h.teacher.started[0]; p.Method != ui.MethodDPO || p.Steps != 50 || p.LoRAPlusRatio != ui.DefaultLoRAPlusRatio || p.Base != "e2b" || !p.Source.Feedback {
 		t.Fatalf("started %+v", p)
 	}
 	settle(h.harness, v)
-	if !v.start.Disabled() || !strings.Contains(v.estimate.Text, "One run at a time") {
-		t.Fatalf("a second run can start beside the first: %q", v.estimate.Text)
+	if !v.Start.Disabled() || !strings.Contains(v.Estimate.Text, "One run at a time") {
+		t.Fatalf("a second run can start beside the first: %q", v.Estimate.Text)
 	}
-	run := v.run.run
+	run := v.Run.Run
 	run.State, run.Steps = ui.RunTraining, 50
 	for step := 1; step <= 30; step++ {
 		run.Step, run.TokensPerSec, run.ETA = step, 812, time.Duration(50-step)*10*time.Second
@@ -236,44 +238,44 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 		}
 		h.teacher.emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{pt}})
 	}
-	h.loop.until(t, "30 points on the chart", func() bool { return v.run.loss.Len(0) == 30 })
-	if v.run.loss.Len(1) != 3 || v.run.margin.Len(0) != 30 || !v.run.margin.Visible() {
-		t.Fatalf("validation %d points, margin %d", v.run.loss.Len(1), v.run.margin.Len(0))
+	h.loop.until(t, "30 points on the chart", func() bool { return v.Run.Loss.Len(0) == 30 })
+	if v.Run.Loss.Len(1) != 3 || v.Run.Margin.Len(0) != 30 || !v.Run.Margin.Visible() {
+		t.Fatalf("validation %d points, margin %d", v.Run.Loss.Len(1), v.Run.Margin.Len(0))
 	}
-	if v.run.margin.Title != "Reward (signed by label)" {
-		t.Fatalf("margin chart titled %q, not by the method's label", v.run.margin.Title)
+	if v.Run.Margin.Title != "Reward (signed by label)" {
+		t.Fatalf("margin chart titled %q, not by the method's label", v.Run.Margin.Title)
 	}
-	if got := v.run.state.Text; got != "Training · step 30 of 50 · 812 tokens/s · about 3 min left" {
+	if got := v.Run.State.Text; got != "Training · step 30 of 50 · 812 tokens/s · about 3 min left" {
 		t.Fatalf("state line %q", got)
 	}
-	if v.run.bar.Value != 0.6 || !v.run.pause.Visible() || v.run.resume.Visible() {
-		t.Fatalf("bar %v pause %v resume %v", v.run.bar.Value, v.run.pause.Visible(), v.run.resume.Visible())
+	if v.Run.Bar.Value != 0.6 || !v.Run.Pause.Visible() || v.Run.Resume.Visible() {
+		t.Fatalf("bar %v pause %v resume %v", v.Run.Bar.Value, v.Run.Pause.Visible(), v.Run.Resume.Visible())
 	}
 	// A chat between steps shows as a pause for it.
 	run.Yielding = true
 	h.teacher.emit(ui.TrainUpdate{Run: run})
 	h.loop.until(t, "the chat pause note", func() bool {
-		return v.run.note.Visible() && strings.Contains(v.run.note.Text, "Paused while Perch answers your chat")
+		return v.Run.Note.Visible() && strings.Contains(v.Run.Note.Text, "Paused while Perch answers your chat")
 	})
 	// Pause, resume, then stop through the confirmation.
-	test.Tap(v.run.pause)
-	h.loop.until(t, "paused", func() bool { return v.run.run.State == ui.RunPaused && v.run.resume.Visible() })
-	test.Tap(v.run.resume)
-	h.loop.until(t, "resumed", func() bool { return v.run.run.State == ui.RunTraining })
-	test.Tap(v.run.stop)
+	test.Tap(v.Run.Pause)
+	h.loop.until(t, "paused", func() bool { return v.Run.Run.State == ui.RunPaused && v.Run.Resume.Visible() })
+	test.Tap(v.Run.Resume)
+	h.loop.until(t, "resumed", func() bool { return v.Run.Run.State == ui.RunTraining })
+	test.Tap(v.Run.Stop)
 	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Stop training")
 	if yes == nil {
 		t.Fatal("no confirmation for Stop")
 	}
 	test.Tap(yes)
-	h.loop.until(t, "stopped", func() bool { return v.run.run.State == ui.RunStopped })
+	h.loop.until(t, "stopped", func() bool { return v.Run.Run.State == ui.RunStopped })
 	if got := strings.Join(h.teacher.log(), ","); got != "pause r1,resume r1,stop r1" {
 		t.Fatalf("controls sent %q", got)
 	}
-	if v.run.stop.Visible() || v.run.pause.Visible() || !strings.HasPrefix(v.run.state.Text, "Stopped at step 30 of 50") {
-		t.Fatalf("after stop: state %q", v.run.state.Text)
+	if v.Run.Stop.Visible() || v.Run.Pause.Visible() || !strings.HasPrefix(v.Run.State.Text, "Stopped at step 30 of 50") {
+		t.Fatalf("after stop: state %q", v.Run.State.Text)
 	}
-	if v.run.loss.Len(0) != 30 {
+	if v.Run.Loss.Len(0) != 30 {
 		t.Fatal("stopping lost the chart's points")
 	}
 }
@@ -305,7 +307,7 @@ func TestAdapterSwitchedOnInConversation(t *testing.T) {
 	h := newTeachHarness(t, script{deltas: words("Bonjour.")})
 	mw := h.ui.Main
 	answerOnce(h.harness, "Hello")
-	conv := mw.chat.convID
+	conv := mw.chat.ConvID
 	if mw.AdapterLabel() != "Gemma-4 E2B" {
 		t.Fatalf("button %q", mw.AdapterLabel())
 	}
@@ -345,15 +347,15 @@ func TestAdapterSwitchedOnInConversation(t *testing.T) {
 	// Quick-ask names the choice new conversations take.
 	q := h.ui.QuickAsk()
 	q.Show()
-	if q.model.Text != "Gemma-4 E2B + my-style" {
-		t.Fatalf("quick-ask shows %q", q.model.Text)
+	if q.Model.Text != "Gemma-4 E2B + my-style" {
+		t.Fatalf("quick-ask shows %q", q.Model.Text)
 	}
 }
 
 func TestAdaptersListed(t *testing.T) {
 	h := newTeachHarness(t)
 	v := openTeach(h)
-	all := strings.Join(texts(v.adapters.root), "|")
+	all := strings.Join(texts(v.Adapters.Root), "|")
 	for _, want := range []string{"my-style", "DPO on Gemma-4 E2B", "200 steps", "best validation loss 1.234 (checkpoint at step 150)", "rank 8", "12.0 MB", "legal", "for Gemma-4 31B"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("adapters list lacks %q: %s", want, all)

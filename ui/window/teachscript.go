@@ -2,17 +2,19 @@ package window
 
 import (
 	"fmt"
+
 	"perch/ui"
+	"perch/ui/chat"
 )
 
 // Hooks for scripted runs of the real app (make screenshot): each does
 // what the matching button does.
 
 // lastAnswer is the newest answer's view in the chat.
-func (mw *MainWindow) lastAnswer() (*messageView, error) {
-	vs := mw.chat.views
+func (mw *MainWindow) lastAnswer() (*chat.MessageView, error) {
+	vs := mw.chat.Views
 	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].msg.Role == ui.Assistant {
+		if vs[i].Msg.Role == ui.Assistant {
 			return vs[i], nil
 		}
 	}
@@ -22,20 +24,20 @@ func (mw *MainWindow) lastAnswer() (*messageView, error) {
 // RateLast taps the newest answer's thumbs up or down.
 func (mw *MainWindow) RateLast(r ui.Rating) error {
 	v, err := mw.lastAnswer()
-	if err != nil || v.acts.rate == nil {
+	if err != nil || v.Acts.Rate == nil {
 		return fmt.Errorf("the answer takes no rating (%v)", err)
 	}
-	v.acts.rate(v.msg, r)
+	v.Acts.Rate(v.Msg, r)
 	return nil
 }
 
 // CorrectLast saves text as the newest answer's correction.
 func (mw *MainWindow) CorrectLast(text string) error {
 	v, err := mw.lastAnswer()
-	if err != nil || v.acts.correct == nil {
+	if err != nil || v.Acts.Correct == nil {
 		return fmt.Errorf("the answer takes no correction (%v)", err)
 	}
-	v.acts.correct(v.msg, text)
+	v.Acts.Correct(v.Msg, text)
 	return nil
 }
 
@@ -45,7 +47,7 @@ func (mw *MainWindow) RegenerateLast() error {
 	if err != nil {
 		return err
 	}
-	mw.chat.regenerate(v.msg)
+	mw.chat.Regenerate(v.Msg)
 	return nil
 }
 
@@ -55,7 +57,7 @@ func (mw *MainWindow) LastAnswer() (ui.Message, error) {
 	if err != nil {
 		return ui.Message{}, err
 	}
-	return v.msg, nil
+	return v.Msg, nil
 }
 
 // TeachCheck says whether the Teach page can start, or why not, once its
@@ -65,18 +67,18 @@ func (mw *MainWindow) TeachCheck() (settled, ready bool, problem string) {
 	if v == nil {
 		return false, false, "the Teach page is not open"
 	}
-	return v.checked == v.checking.Load(), v.ready, v.problem.Text
+	return v.Checked == v.Checking.Load(), v.Ready, v.Problem.Text
 }
 
 // SetTeachSteps types n into the Steps field.
-func (mw *MainWindow) SetTeachSteps(n int) { mw.teach.fields["steps"].SetText(fmt.Sprint(n)) }
+func (mw *MainWindow) SetTeachSteps(n int) { mw.teach.Fields["steps"].SetText(fmt.Sprint(n)) }
 
 // TeachRun is the run the Teach page shows and the points on its chart.
 func (mw *MainWindow) TeachRun() (ui.TrainRun, int) {
-	if mw.teach == nil || !mw.teach.run.shown {
+	if mw.teach == nil || !mw.teach.Run.Shown {
 		return ui.TrainRun{}, 0
 	}
-	return mw.teach.run.run, mw.teach.run.loss.Len(0)
+	return mw.teach.Run.Run, mw.teach.Run.Loss.Len(0)
 }
 
 // ScrollTeachTo scrolls the Teach page to its top or its adapters.
@@ -85,11 +87,11 @@ func (mw *MainWindow) ScrollTeachTo(adapters bool) {
 	if v == nil {
 		return
 	}
-	if s, ok := v.root.(interface{ ScrollToTop() }); ok && !adapters {
+	if s, ok := v.Root.(interface{ ScrollToTop() }); ok && !adapters {
 		s.ScrollToTop()
 		return
 	}
-	if s, ok := v.root.(interface{ ScrollToBottom() }); ok {
+	if s, ok := v.Root.(interface{ ScrollToBottom() }); ok {
 		s.ScrollToBottom()
 	}
 }
@@ -106,4 +108,4 @@ func (mw *MainWindow) CloseOverlays() {
 }
 
 // ScrollChatToBottom shows the newest messages.
-func (mw *MainWindow) ScrollChatToBottom() { mw.chat.scroll.ScrollToBottom() }
+func (mw *MainWindow) ScrollChatToBottom() { mw.chat.Scroll.ScrollToBottom() }

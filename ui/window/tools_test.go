@@ -1,8 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-
 	"context"
 	"strings"
 	"sync"
@@ -11,6 +9,9 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/tools"
 )
 
 // toolChat answers every message by calling a tool: a card waits for the
@@ -118,7 +119,7 @@ func ask(t *testing.T, h *harness, button string) *widget.Button {
 	mw.Submit()
 	var b *widget.Button
 	h.loop.until(t, "the card", func() bool {
-		b = visibleButton(lastView(h).tools.root, button)
+		b = visibleButton(lastView(h).Tools.Root, button)
 		return b != nil
 	})
 	return b
@@ -135,12 +136,12 @@ func TestCardAllowOnceShowsResultFoldedAsText(t *testing.T) {
 	}
 	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
 	v := lastView(h)
-	card := v.tools.cards[0]
-	if card.Waiting() || !strings.HasPrefix(card.status.Text, "Done · # Garden") || card.fold.Items[0].Open || !strings.Contains(card.result.Text, "[buy seeds](https://example.com/seeds)") {
-		t.Fatalf("card after the call: waiting %v, status %q, open %v, result %q", card.Waiting(), card.status.Text, card.fold.Items[0].Open, card.result.Text)
+	card := v.Tools.Cards[0]
+	if card.Waiting() || !strings.HasPrefix(card.Status.Text, "Done · # Garden") || card.Fold.Items[0].Open || !strings.Contains(card.Result.Text, "[buy seeds](https://example.com/seeds)") {
+		t.Fatalf("card after the call: waiting %v, status %q, open %v, result %q", card.Waiting(), card.Status.Text, card.Fold.Items[0].Open, card.Result.Text)
 	}
-	if v.msg.Text != "Your notes say: buy seeds." || v.tools.leads[0].Text != "Let me read your notes." {
-		t.Fatalf("answer %q, lead %q", v.msg.Text, v.tools.leads[0].Text)
+	if v.Msg.Text != "Your notes say: buy seeds." || v.Tools.Leads[0].Text != "Let me read your notes." {
+		t.Fatalf("answer %q, lead %q", v.Msg.Text, v.Tools.Leads[0].Text)
 	}
 }
 
@@ -153,8 +154,8 @@ func TestCardDenyAndAlways(t *testing.T) {
 	if d := <-tc.decided; d != ui.ToolDeny {
 		t.Fatalf("decided %v", d)
 	}
-	if c := lastView(h).tools.cards[0]; c.status.Text != "Denied: nothing ran" {
-		t.Fatalf("denied card says %q", c.status.Text)
+	if c := lastView(h).Tools.Cards[0]; c.Status.Text != "Denied: nothing ran" {
+		t.Fatalf("denied card says %q", c.Status.Text)
 	}
 	test.Tap(ask(t, h, "Always allow this tool"))
 	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
@@ -164,8 +165,8 @@ func TestCardDenyAndAlways(t *testing.T) {
 	mw := h.ui.Main
 	mw.SetDraft("And again?")
 	mw.Submit()
-	h.loop.until(t, "the answer", func() bool { return !mw.Busy() && lastView(h).msg.State == ui.Done })
-	if len(tc.decided) != 0 || !strings.HasPrefix(lastView(h).tools.cards[0].status.Text, "Done") {
+	h.loop.until(t, "the answer", func() bool { return !mw.Busy() && lastView(h).Msg.State == ui.Done })
+	if len(tc.decided) != 0 || !strings.HasPrefix(lastView(h).Tools.Cards[0].Status.Text, "Done") {
 		t.Fatal("a card asked after always")
 	}
 }
@@ -178,9 +179,9 @@ func TestEscWhileTheCardWaits(t *testing.T) {
 	escape(h.ui.Main.Window)
 	h.loop.until(t, "stopped", func() bool { return !h.ui.Main.Busy() })
 	v := lastView(h)
-	c := v.tools.cards[0]
-	if v.msg.State != ui.Stopped || c.Waiting() || !strings.HasPrefix(c.status.Text, "Stopped before it finished") {
-		t.Fatalf("state %s, waiting %v, status %q", v.msg.State, c.Waiting(), c.status.Text)
+	c := v.Tools.Cards[0]
+	if v.Msg.State != ui.Stopped || c.Waiting() || !strings.HasPrefix(c.Status.Text, "Stopped before it finished") {
+		t.Fatalf("state %s, waiting %v, status %q", v.Msg.State, c.Waiting(), c.Status.Text)
 	}
 }
 
@@ -190,16 +191,16 @@ func TestToolSwitchFlipsServers(t *testing.T) {
 	h, tc := toolHarness(t)
 	sw := h.ui.Main.toolSw
 	h.ui.Main.ShowConversation("")
-	if sw == nil || !sw.btn.Visible() || sw.btn.Text != "Tools 2/2" {
+	if sw == nil || !sw.Btn.Visible() || sw.Btn.Text != "Tools 2/2" {
 		t.Fatalf("switch %+v", sw)
 	}
-	items := sw.items()
+	items := sw.Items()
 	if len(items) != 2 || !items[0].Checked {
 		t.Fatalf("menu %+v", items)
 	}
 	items[0].Action()
-	if tc.on["notes"] || sw.btn.Text != "Tools 1/2" {
-		t.Fatalf("after turning notes off: %v, %q", tc.on, sw.btn.Text)
+	if tc.on["notes"] || sw.Btn.Text != "Tools 1/2" {
+		t.Fatalf("after turning notes off: %v, %q", tc.on, sw.Btn.Text)
 	}
 }
 
@@ -277,15 +278,15 @@ func TestToolsPage(t *testing.T) {
 	if mw.page != "tools" {
 		t.Fatalf("page %q", mw.page)
 	}
-	all := strings.Join(labelsUnder(mw.tools.list), "\n")
+	all := strings.Join(labelsUnder(mw.tools.List), "\n")
 	for _, want := range []string{"Ready · 3 tools", "Failed", `search  Search the notes  · arguments not checked: "uniqueItems" is not supported`, "the server exited before it answered (exit status 3)",
 		"no configuration file found, giving up", "read_text_file  Read a file as text", "Always allowed: list_directory"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("%q not shown in:\n%s", want, all)
 		}
 	}
-	test.Tap(visibleButton(mw.tools.list, "Revoke"))
-	if strings.Contains(strings.Join(labelsUnder(mw.tools.list), "\n"), "Always allowed") {
+	test.Tap(visibleButton(mw.tools.List, "Revoke"))
+	if strings.Contains(strings.Join(labelsUnder(mw.tools.List), "\n"), "Always allowed") {
 		t.Fatal("the revoked tool still shows")
 	}
 	var weatherOn *widget.Check
@@ -300,15 +301,15 @@ func TestToolsPage(t *testing.T) {
 			weatherOn = c // the last one: weather's
 		}
 	}
-	walk(mw.tools.list)
+	walk(mw.tools.List)
 	test.Tap(weatherOn)
 	if got := strings.Join(ft.calls, "; "); got != "revoke notes list_directory; enable weather off" {
 		t.Fatalf("calls %q", got)
 	}
-	if parsed, err := parseEnv("A=1\n\n B = two=2 \n"); err != nil || parsed["A"] != "1" || parsed["B"] != " two=2" {
+	if parsed, err := tools.ParseEnv("A=1\n\n B = two=2 \n"); err != nil || parsed["A"] != "1" || parsed["B"] != " two=2" {
 		t.Fatalf("parseEnv = %v, %v", parsed, err)
 	}
-	if _, err := parseEnv("no equals"); err == nil {
+	if _, err := tools.ParseEnv("no equals"); err == nil {
 		t.Fatal("a line without = was taken")
 	}
 }
@@ -321,11 +322,11 @@ func TestQuickAskCardsAndEsc(t *testing.T) {
 	q := h.ui.QuickAsk()
 	for _, esc := range []bool{false, true} {
 		q.Show()
-		test.Type(q.comp.entry, "Read my garden notes")
-		q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		test.Type(q.Comp.Entry, "Read my garden notes")
+		q.Comp.Entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 		var b *widget.Button
 		h.loop.until(t, "the card in the popup", func() bool {
-			b = visibleButton(q.live.tools.root, "Allow once")
+			b = visibleButton(q.Live.Tools.Root, "Allow once")
 			return b != nil
 		})
 		if esc {
@@ -342,6 +343,6 @@ func TestQuickAskCardsAndEsc(t *testing.T) {
 		if d := <-tc.decided; d != ui.ToolAllowOnce || q.AnswerText() != "Your notes say: buy seeds." {
 			t.Fatalf("decided %v, answer %q", d, q.AnswerText())
 		}
-		q.escape()
+		q.Escape()
 	}
 }

@@ -1,10 +1,10 @@
 package window
 
 import (
-	"perch/ui"
-
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
+
+	"perch/ui"
 )
 
 // tray is the menubar (system tray) menu.
@@ -31,7 +31,7 @@ type TrayActions struct {
 // when the platform has no tray API; a tray host that is missing at run
 // time (a Linux session without one) only logs, it never fails.
 func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bool {
-	da, ok := u.env.app.(desktop.App)
+	da, ok := u.env.App.(desktop.App)
 	if !ok {
 		return false
 	}
@@ -55,12 +55,12 @@ func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bo
 	)
 	u.tray = t
 	t.setHotkey(hotkey)
-	t.setModel(u.env.model.State(), u.env.model)
+	t.setModel(u.env.Model.State(), u.env.Model)
 	da.SetSystemTrayIcon(icon)
 	da.SetSystemTrayMenu(t.menu)
-	u.env.model.Watch(func(s ui.ModelState) {
-		u.env.do(func() {
-			t.setModel(s, u.env.model)
+	u.env.Model.Watch(func(s ui.ModelState) {
+		u.env.Do(func() {
+			t.setModel(s, u.env.Model)
 			t.menu.Refresh()
 		})
 	})
@@ -71,13 +71,13 @@ func (u *UI) InstallTray(icon fyne.Resource, hotkey string, acts TrayActions) bo
 // why in err): the menu item shows it, and Settings says whether the one
 // chosen works.
 func (u *UI) SetHotkey(active string, err error) {
-	u.env.hotkeyActive, u.env.hotkeyErr = active, err
+	u.env.HotkeyActive, u.env.HotkeyErr = active, err
 	if u.tray != nil {
 		u.tray.setHotkey(active)
 		u.tray.menu.Refresh()
 	}
 	if s := u.Main.settings; s != nil {
-		s.showHotkeyState()
+		s.ShowHotkeyState()
 	}
 }
 

@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +10,10 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
+	"perch/ui/settings"
 )
 
 func TestQuickAskStreamsAndContinuesInWindow(t *testing.T) {
@@ -22,8 +23,8 @@ func TestQuickAskStreamsAndContinuesInWindow(t *testing.T) {
 	if !q.Window.Canvas().Focused().(*look.ChatEntry).Visible() {
 		t.Fatal("entry not focused")
 	}
-	test.Type(q.comp.entry, "Capital of France?")
-	q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	test.Type(q.Comp.Entry, "Capital of France?")
+	q.Comp.Entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 	if !q.Busy() {
 		t.Fatal("no answer started")
 	}
@@ -31,16 +32,16 @@ func TestQuickAskStreamsAndContinuesInWindow(t *testing.T) {
 	if got := q.AnswerText(); got != "Paris is the capital of France." {
 		t.Fatalf("answer = %q", got)
 	}
-	if got := renderedText(q.last); got != "Paris is the capital of France." {
+	if got := renderedText(q.Last); got != "Paris is the capital of France." {
 		t.Fatalf("rendered = %q", got)
 	}
 	// Continue in window: the exchange opens as a full conversation.
-	q.continueInWindow()
+	q.ContinueInWindow()
 	mw := h.ui.Main
-	if len(mw.chat.views) != 2 || mw.chat.views[0].msg.Text != "Capital of France?" || mw.title.Text != "Capital of France?" {
-		t.Fatalf("main window shows %d rows, title %q", len(mw.chat.views), mw.title.Text)
+	if len(mw.chat.Views) != 2 || mw.chat.Views[0].Msg.Text != "Capital of France?" || mw.title.Text != "Capital of France?" {
+		t.Fatalf("main window shows %d rows, title %q", len(mw.chat.Views), mw.title.Text)
 	}
-	if q.convID != "" || q.scroll.Visible() {
+	if q.ConvID != "" || q.Scroll.Visible() {
 		t.Fatal("quick ask not reset")
 	}
 }
@@ -49,7 +50,7 @@ func TestQuickAskEscapeCloses(t *testing.T) {
 	h := newHarness(t)
 	q := h.ui.QuickAsk()
 	q.Show()
-	q.comp.entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	q.Comp.Entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	if q.Visible() {
 		t.Fatal("Esc in the entry did not close the popup")
 	}
@@ -67,29 +68,29 @@ func TestQuickAskEscapeCloses(t *testing.T) {
 func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
-	h.ui.env.budgets = []int{70, 140, 280, 560, 1120}
+	h.ui.env.Budgets = []int{70, 140, 280, 560, 1120}
 	h.model.set(ui.ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true, Vision: true,
 		Defaults: &ui.ModelDefaults{Temperature: 1, TopP: 0.95, TopK: 64, ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, MaxTokens: 2048}})
 	h.loop.drain()
 	mw.ShowSettings()
 	v := mw.settings
-	g := v.gen
+	g := v.Gen
 	// Nothing set: empty fields showing the model's own values.
-	if g.temp.Text != "" || g.temp.PlaceHolder != "Model default · 1" || g.topK.PlaceHolder != "Model default · 64" ||
-		g.budget.SelectedIndex() != 0 || g.budget.Selected != "Model default · 280 tokens" || v.hotkey.Text != ui.DefaultHotkey {
-		t.Fatalf("defaults shown: temp %q/%q top-k %q budget %q", g.temp.Text, g.temp.PlaceHolder, g.topK.PlaceHolder, g.budget.Selected)
+	if g.Temp.Text != "" || g.Temp.PlaceHolder != "Model default · 1" || g.TopK.PlaceHolder != "Model default · 64" ||
+		g.Budget.SelectedIndex() != 0 || g.Budget.Selected != "Model default · 280 tokens" || v.Hotkey.Text != ui.DefaultHotkey {
+		t.Fatalf("defaults shown: temp %q/%q top-k %q budget %q", g.Temp.Text, g.Temp.PlaceHolder, g.TopK.PlaceHolder, g.Budget.Selected)
 	}
-	g.temp.SetText("0.4")
-	v.system.SetText("Answer like a pirate.")
-	v.thinking.SetChecked(true)
-	g.budget.SetSelected("1120 tokens")
-	g.topK.SetText("40")
-	v.hotkey.SetText("ctrl+shift+space")
+	g.Temp.SetText("0.4")
+	v.System.SetText("Answer like a pirate.")
+	v.Thinking.SetChecked(true)
+	g.Budget.SetSelected("1120 tokens")
+	g.TopK.SetText("40")
+	v.Hotkey.SetText("ctrl+shift+space")
 	var applied []ui.Settings
-	h.ui.env.applySettings = func(old, new ui.Settings) error { applied = append(applied, old, new); return nil }
-	v.save()
-	if v.status.Text != "Saved." {
-		t.Fatalf("status = %q", v.status.Text)
+	h.ui.env.ApplySettings = func(old, new ui.Settings) error { applied = append(applied, old, new); return nil }
+	v.Save()
+	if v.Status.Text != "Saved." {
+		t.Fatalf("status = %q", v.Status.Text)
 	}
 	if len(applied) != 2 || applied[0].Hotkey != ui.DefaultHotkey || applied[1].Hotkey != "Ctrl+Shift+Space" {
 		t.Fatalf("apply got %+v", applied)
@@ -107,25 +108,25 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 		t.Fatal("settings never touched came back set")
 	}
 	// And a fresh view shows it.
-	v2 := newSettingsView(h.ui.env, mw.Window)
-	if v2.gen.temp.Text != "0.4" || !v2.thinking.Checked || v2.hotkey.Text != "Ctrl+Shift+Space" || v2.gen.topK.Text != "40" ||
-		v2.gen.topP.Text != "" || v2.gen.budget.Selected != "1120 tokens" {
-		t.Fatalf("reopened view: temp %q top-p %q hotkey %q", v2.gen.temp.Text, v2.gen.topP.Text, v2.hotkey.Text)
+	v2 := settings.NewView(h.ui.env, mw.Window)
+	if v2.Gen.Temp.Text != "0.4" || !v2.Thinking.Checked || v2.Hotkey.Text != "Ctrl+Shift+Space" || v2.Gen.TopK.Text != "40" ||
+		v2.Gen.TopP.Text != "" || v2.Gen.Budget.Selected != "1120 tokens" {
+		t.Fatalf("reopened view: temp %q top-p %q hotkey %q", v2.Gen.Temp.Text, v2.Gen.TopP.Text, v2.Hotkey.Text)
 	}
 	// Bad input is refused with the reason, and nothing changes.
-	v2.hotkey.SetText("Space")
-	v2.gen.maxTokens.SetText("lots")
-	v2.save()
-	if !strings.HasPrefix(v2.status.Text, "Not saved: max tokens must be a whole number") {
-		t.Fatalf("status = %q", v2.status.Text)
+	v2.Hotkey.SetText("Space")
+	v2.Gen.MaxTokens.SetText("lots")
+	v2.Save()
+	if !strings.HasPrefix(v2.Status.Text, "Not saved: max tokens must be a whole number") {
+		t.Fatalf("status = %q", v2.Status.Text)
 	}
 	if !reflect.DeepEqual((ui.PrefsSettings{P: h.app.Preferences()}).Load(), want) {
 		t.Fatal("invalid settings were saved")
 	}
 	// "Use the model's defaults" unsets them all again.
-	v2.load()
-	v2.gen.reset()
-	v2.save()
+	v2.Load()
+	v2.Gen.Reset()
+	v2.Save()
 	got = ui.PrefsSettings{P: h.app.Preferences()}.Load()
 	if got.Temperature != nil || got.TopK != nil || got.ImageTokens != nil || got.SystemPrompt != "Answer like a pirate." {
 		t.Fatalf("after reset: %+v", got)
@@ -158,13 +159,13 @@ func TestFirstRunDownloadsThenUnlocksChat(t *testing.T) {
 		t.Fatalf("page = %q, want the welcome page", mw.page)
 	}
 	f := mw.welcome
-	if f.title.Text != "Gemma-4 E2B" || f.download.Text != "Download (3.0 GB)" {
-		t.Fatalf("offer: %q / %q", f.title.Text, f.download.Text)
+	if f.Title.Text != "Gemma-4 E2B" || f.Download.Text != "Download (3.0 GB)" {
+		t.Fatalf("offer: %q / %q", f.Title.Text, f.Download.Text)
 	}
-	if !mw.chat.comp.entry.Disabled() {
+	if !mw.chat.Comp.Entry.Disabled() {
 		t.Fatal("composer usable without a model")
 	}
-	test.Tap(f.download)
+	test.Tap(f.Download)
 	select {
 	case id := <-h.catalog.started:
 		if id != "e2b" {
@@ -177,17 +178,17 @@ func TestFirstRunDownloadsThenUnlocksChat(t *testing.T) {
 	m.Download = &ui.DownloadState{Done: 1 << 30, Total: 3 << 30, BytesPerSec: 20 << 20, ETA: 102 * time.Second}
 	h.catalog.update(m)
 	h.loop.drain()
-	if f.progress.Hidden || f.progress.Value < 0.33 || f.progress.Value > 0.34 {
-		t.Fatalf("progress %v hidden %v", f.progress.Value, f.progress.Hidden)
+	if f.Progress.Hidden || f.Progress.Value < 0.33 || f.Progress.Value > 0.34 {
+		t.Fatalf("progress %v hidden %v", f.Progress.Value, f.Progress.Hidden)
 	}
-	if f.rate.Text != "1.0 GB of 3.0 GB · 20.0 MB/s · about 2 min left" {
-		t.Fatalf("rate line = %q", f.rate.Text)
+	if f.Rate.Text != "1.0 GB of 3.0 GB · 20.0 MB/s · about 2 min left" {
+		t.Fatalf("rate line = %q", f.Rate.Text)
 	}
 	m.Download, m.Downloaded = nil, true
 	h.catalog.update(m)
 	h.loop.until(t, "chat unlocked", func() bool { return mw.page == "chat" })
-	if len(h.model.used) != 1 || h.model.used[0] != "e2b" || mw.chat.comp.entry.Disabled() {
-		t.Fatalf("used %v, entry disabled %v", h.model.used, mw.chat.comp.entry.Disabled())
+	if len(h.model.used) != 1 || h.model.used[0] != "e2b" || mw.chat.Comp.Entry.Disabled() {
+		t.Fatalf("used %v, entry disabled %v", h.model.used, mw.chat.Comp.Entry.Disabled())
 	}
 }
 
@@ -196,33 +197,33 @@ func TestModelsViewShowsFitAndDownloads(t *testing.T) {
 	mw := h.ui.Main
 	mw.ShowModels()
 	v := mw.models
-	big := v.rows["31b"]
-	if !strings.Contains(big.facts.Text, "18.0 GB on disk · needs 24.0 GB of memory · too big for this computer") ||
-		big.facts.Importance != widget.DangerImportance {
-		t.Fatalf("31B facts = %q (%v)", big.facts.Text, big.facts.Importance)
+	big := v.Rows["31b"]
+	if !strings.Contains(big.Facts.Text, "18.0 GB on disk · needs 24.0 GB of memory · too big for this computer") ||
+		big.Facts.Importance != widget.DangerImportance {
+		t.Fatalf("31B facts = %q (%v)", big.Facts.Text, big.Facts.Importance)
 	}
-	small := v.rows["e2b"]
-	if len(small.badges.Objects) != 2 { // Recommended, In use
-		t.Fatalf("e2b badges = %d", len(small.badges.Objects))
+	small := v.Rows["e2b"]
+	if len(small.Badges.Objects) != 2 { // Recommended, In use
+		t.Fatalf("e2b badges = %d", len(small.Badges.Objects))
 	}
 	m := h.catalog.models[1]
 	m.Download = &ui.DownloadState{Done: 9 << 30, Total: 18 << 30, BytesPerSec: 50 << 20, ETA: 3 * time.Minute}
 	h.catalog.update(m)
 	h.loop.drain()
-	if big.dlBox.Hidden || big.progress.Value != 0.5 || big.buttons.Objects[0].(*widget.Button).Text != "Pause" {
-		t.Fatalf("download row: hidden %v value %v", big.dlBox.Hidden, big.progress.Value)
+	if big.DlBox.Hidden || big.Progress.Value != 0.5 || big.Buttons.Objects[0].(*widget.Button).Text != "Pause" {
+		t.Fatalf("download row: hidden %v value %v", big.DlBox.Hidden, big.Progress.Value)
 	}
 	m.Download.Paused = true
 	h.catalog.update(m)
 	h.loop.drain()
-	if big.buttons.Objects[0].(*widget.Button).Text != "Resume" || !strings.HasSuffix(big.rate.Text, "paused") {
-		t.Fatalf("paused row: %q", big.rate.Text)
+	if big.Buttons.Objects[0].(*widget.Button).Text != "Resume" || !strings.HasSuffix(big.Rate.Text, "paused") {
+		t.Fatalf("paused row: %q", big.Rate.Text)
 	}
 	// A bad folder explains itself.
-	v.useFolder(filepath.Join(t.TempDir(), "nothing-here"))
-	h.loop.until(t, "folder error", func() bool { return v.problem.Root.Visible() })
-	if !strings.Contains(v.problem.Summary.Text, "has no config.json") {
-		t.Fatalf("folder error = %q", v.problem.Summary.Text)
+	v.UseFolder(filepath.Join(t.TempDir(), "nothing-here"))
+	h.loop.until(t, "folder error", func() bool { return v.Problem.Root.Visible() })
+	if !strings.Contains(v.Problem.Summary.Text, "has no config.json") {
+		t.Fatalf("folder error = %q", v.Problem.Summary.Text)
 	}
 }
 
@@ -245,8 +246,8 @@ func TestSidebarSearchRenameDelete(t *testing.T) {
 	mw.side.search.SetText("")
 	// Selecting a conversation opens it.
 	mw.side.list.Select(1)
-	if mw.chat.views[0].msg.Text != "Plan a trip to Lisbon" {
-		t.Fatalf("opened %q", mw.chat.views[0].msg.Text)
+	if mw.chat.Views[0].Msg.Text != "Plan a trip to Lisbon" {
+		t.Fatalf("opened %q", mw.chat.Views[0].Msg.Text)
 	}
 	if err := h.chat.Rename(mw.side.items[1].ID, "Lisbon"); err != nil {
 		t.Fatal(err)
@@ -255,12 +256,12 @@ func TestSidebarSearchRenameDelete(t *testing.T) {
 	if mw.side.items[1].Title != "Lisbon" {
 		t.Fatalf("after rename = %+v", mw.side.items)
 	}
-	id := mw.chat.convID
+	id := mw.chat.ConvID
 	h.chat.Delete(id)
 	mw.side.onDelete(id)
 	mw.side.reload()
-	if len(mw.side.items) != 1 || mw.chat.convID != "" || len(mw.chat.views) != 0 {
-		t.Fatalf("after delete: %d chats, open %q", len(mw.side.items), mw.chat.convID)
+	if len(mw.side.items) != 1 || mw.chat.ConvID != "" || len(mw.chat.Views) != 0 {
+		t.Fatalf("after delete: %d chats, open %q", len(mw.side.items), mw.chat.ConvID)
 	}
 }
 
@@ -273,10 +274,10 @@ func TestFailedAnswerShowsWordsWithTheRawErrorBehindDetails(t *testing.T) {
 	mw.Submit()
 	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
 	v := lastView(h)
-	if v.msg.State != ui.Failed || len(v.note.Objects) != 2 || v.msg.ErrDetails != raw {
-		t.Fatalf("state %q, %d note objects, details %q", v.msg.State, len(v.note.Objects), v.msg.ErrDetails)
+	if v.Msg.State != ui.Failed || len(v.Note.Objects) != 2 || v.Msg.ErrDetails != raw {
+		t.Fatalf("state %q, %d note objects, details %q", v.Msg.State, len(v.Note.Objects), v.Msg.ErrDetails)
 	}
-	box := v.note.Objects[0].(*fyne.Container)
+	box := v.Note.Objects[0].(*fyne.Container)
 	summary := box.Objects[0].(*fyne.Container).Objects[0].(*widget.Label)
 	more := box.Objects[1].(*widget.Accordion)
 	if !strings.Contains(summary.Text, "choose a smaller model") || strings.Contains(summary.Text, "alloc") {

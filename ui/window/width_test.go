@@ -1,14 +1,15 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
+
+	"perch/ui"
+	"perch/ui/chat"
+	"perch/ui/look"
 )
 
 // Hostile text: a long sentence and a raw error with no place to break
@@ -20,7 +21,7 @@ var (
 )
 
 // No page of the main window, and not the quick-ask popup, may need more
-// Width than the window has, whatever errors and messages it shows: the
+// width than the window has, whatever errors and messages it shows: the
 // window would grow past the screen (issue: 980 → 2225 px after an offline
 // download).
 func TestNoViewWidensTheWindow(t *testing.T) {
@@ -39,10 +40,10 @@ func TestNoViewWidensTheWindow(t *testing.T) {
 	mw.SetDraft(noBreaks)
 	mw.Submit()
 	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
-	mw.chat.comp.showNotice(noBreaks)
-	for _, v := range mw.chat.views {
-		if v.msg.Role == ui.Assistant {
-			v.note.Objects[0].(*fyne.Container).Objects[1].(interface{ OpenAll() }).OpenAll() // Details open
+	mw.chat.Comp.ShowNotice(noBreaks)
+	for _, v := range mw.chat.Views {
+		if v.Msg.Role == ui.Assistant {
+			v.Note.Objects[0].(*fyne.Container).Objects[1].(interface{ OpenAll() }).OpenAll() // Details open
 		}
 	}
 	fits("the chat", mw.Window, width)
@@ -50,33 +51,33 @@ func TestNoViewWidensTheWindow(t *testing.T) {
 	// failed offline, a page-wide error.
 	mw.ShowModels()
 	h.loop.drain()
-	for _, r := range mw.models.rows {
-		if got, want := r.title.Size().Width, look.NewTitleRow(r.title).Natural(); got < want {
-			t.Errorf("%q is cut to %.0f px though it needs %.0f", r.title.Text, got, want)
+	for _, r := range mw.models.Rows {
+		if got, want := r.Title.Size().Width, look.NewTitleRow(r.Title).Natural(); got < want {
+			t.Errorf("%q is cut to %.0f px though it needs %.0f", r.Title.Text, got, want)
 		}
 	}
 	m := h.catalog.models[0]
 	m.Name = noBreaks[:120]
 	m.Download = &ui.DownloadState{Total: 3 << 30, Err: longWords, ErrDetails: noBreaks}
 	h.catalog.update(m)
-	mw.models.showErr(&ui.Problem{Summary: longWords, Details: noBreaks})
-	for _, r := range mw.models.rows {
-		r.problem.More.OpenAll()
+	mw.models.ShowErr(&ui.Problem{Summary: longWords, Details: noBreaks})
+	for _, r := range mw.models.Rows {
+		r.Problem.More.OpenAll()
 	}
-	mw.models.problem.More.OpenAll()
+	mw.models.Problem.More.OpenAll()
 	fits("the models page", mw.Window, width)
 	// Settings: a refused save, a shortcut that did not take.
 	mw.ShowSettings()
-	mw.settings.status.SetText("Not saved: " + noBreaks)
+	mw.settings.Status.SetText("Not saved: " + noBreaks)
 	h.ui.SetHotkey("", &ui.Problem{Summary: noBreaks})
 	fits("the settings page", mw.Window, width)
 	// The welcome page with a failed first download.
 	mw.showPage("welcome", mw.welcomePage())
-	mw.welcome.problem.Set(longWords, noBreaks)
-	mw.welcome.problem.More.OpenAll()
+	mw.welcome.Problem.Set(longWords, noBreaks)
+	mw.welcome.Problem.More.OpenAll()
 	fits("the welcome page", mw.Window, width)
 	// The quick-ask popup keeps its width too.
 	q := h.ui.QuickAsk()
-	q.comp.showNotice(noBreaks)
-	fits("the quick-ask popup", q.Window, quickWidth+4*theme.Padding())
+	q.Comp.ShowNotice(noBreaks)
+	fits("the quick-ask popup", q.Window, chat.QuickWidth+4*theme.Padding())
 }

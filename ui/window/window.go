@@ -1,9 +1,6 @@
 package window
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 
 	"fyne.io/fyne/v2"
@@ -12,6 +9,14 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chat"
+	"perch/ui/look"
+	"perch/ui/models"
+	"perch/ui/settings"
+	"perch/ui/teach"
+	"perch/ui/tools"
 )
 
 // Deps are the services the views use.
@@ -37,36 +42,11 @@ type Deps struct {
 	Tools ui.ToolSettings
 }
 
-// env is what every view shares: services, and how to reach the UI
-// goroutine (do, fyne.Do in the app) and run work off it (run, go).
-type env struct {
-	app            fyne.App
-	chat           ui.Chat
-	model          ui.Model
-	catalog        ui.Catalog
-	recorder       ui.Recorder
-	settings       ui.SettingsStore
-	applySettings  func(old, new ui.Settings) error
-	loginSupported bool
-	icon           fyne.Resource
-	teacher        ui.Teacher
-	adapters       ui.Adapters
-	feedback       ui.Feedback
-	tools          ui.ToolSettings
-	budgets        []int
-	hotkeyActive   string // the quick-ask shortcut that works ("" none)
-	hotkeyErr      error  // why the chosen one does not
-	do             func(func())
-	run            func(func())
-}
-
-func (e *env) copy(text string) { e.app.Clipboard().SetContent(text) }
-
 // UI is Perch's windows and menubar menu.
 type UI struct {
-	env   *env
+	env   *ui.Env
 	Main  *MainWindow
-	quick *QuickAsk
+	quick *chat.QuickAsk
 	tray  *tray
 }
 
@@ -85,18 +65,18 @@ func New(a fyne.App, d Deps) *UI {
 }
 
 func build(a fyne.App, d Deps, do, run func(func())) *UI {
-	e := &env{app: a, chat: d.Chat, model: d.Model, catalog: d.Catalog, recorder: d.Recorder,
-		settings: d.Settings, applySettings: d.ApplySettings, loginSupported: d.LoginItemSupported, icon: d.Icon, do: do, run: run,
-		teacher: d.Teacher, adapters: d.Adapters, feedback: d.Feedback, budgets: d.ImageBudgets, tools: d.Tools}
+	e := &ui.Env{App: a, Chat: d.Chat, Model: d.Model, Catalog: d.Catalog, Recorder: d.Recorder,
+		Settings: d.Settings, ApplySettings: d.ApplySettings, LoginSupported: d.LoginItemSupported, Icon: d.Icon, Do: do, Run: run,
+		Teacher: d.Teacher, Adapters: d.Adapters, Feedback: d.Feedback, Budgets: d.ImageBudgets, Tools: d.Tools}
 	u := &UI{env: e}
 	u.Main = newMainWindow(e)
 	return u
 }
 
 // QuickAsk returns the quick-ask popup, creating it on first use.
-func (u *UI) QuickAsk() *QuickAsk {
+func (u *UI) QuickAsk() *chat.QuickAsk {
 	if u.quick == nil {
-		u.quick = newQuickAsk(u.env, func(convID string) *chatView {
+		u.quick = chat.NewQuickAsk(u.env, func(convID string) *chat.View {
 			u.Main.side.reload()
 			u.Main.ShowConversation(convID)
 			u.Main.Window.Show()
@@ -111,47 +91,47 @@ func (u *UI) QuickAsk() *QuickAsk {
 // models, settings or welcome page.
 type MainWindow struct {
 	Window   fyne.Window
-	env      *env
+	env      *ui.Env
 	side     *sidebar
-	chat     *chatView
-	models   *modelsView
-	settings *settingsView
-	tools    *toolsView
-	teach    *teachView
-	welcome  *firstRun
+	chat     *chat.View
+	models   *models.View
+	settings *settings.View
+	tools    *tools.Page
+	teach    *teach.View
+	welcome  *models.FirstRun
 	pages    *fyne.Container
 	title    *widget.Label
 	pill     *modelPill
-	toolSw   *toolSwitch // nil: the chat has no tools
-	page     string      // "chat", "welcome", "models", "settings", "teach"
+	toolSw   *tools.Switch // nil: the chat has no tools
+	page     string        // "chat", "welcome", "models", "settings", "teach"
 }
 
-func newMainWindow(e *env) *MainWindow {
-	w := e.app.NewWindow("Perch")
+func newMainWindow(e *ui.Env) *MainWindow {
+	w := e.App.NewWindow("Perch")
 	mw := &MainWindow{Window: w, env: e}
 	nav := container.NewVBox(widget.NewSeparator(),
 		navButton("Models", theme.StorageIcon(), mw.ShowModels))
-	if e.teacher != nil {
+	if e.Teacher != nil {
 		teach := navButton("Teach", look.TeachIcon, mw.ShowTeach)
 		nav.Add(teach)
 		mw.watchTraining(teach)
 	}
 	nav.Add(navButton("Settings", theme.SettingsIcon(), mw.ShowSettings))
 	mw.side = newSidebar(e, w, nav)
-	mw.chat = newChatView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
-	mw.chat.tips = look.NewTips()
+	mw.chat = chat.NewView(e, w, "Message Gemma  (Enter to send, Shift+Enter for a new line)")
+	mw.chat.Tips = look.NewTips()
 	mw.side.onSelect = func(id string) {
 		mw.ShowConversation(id)
-		mw.chat.scrollToMatch(mw.side.search.Text) // a search hit opens at the match
+		mw.chat.ScrollToMatch(mw.side.search.Text) // a search hit opens at the match
 	}
 	mw.side.onNew = mw.newChat
-	mw.chat.onNewChat = func() { mw.ShowConversation("") }
+	mw.chat.OnNewChat = func() { mw.ShowConversation("") }
 	mw.side.onDelete = func(id string) {
-		if mw.chat.convID == id {
+		if mw.chat.ConvID == id {
 			mw.ShowConversation("")
 		}
 	}
-	mw.chat.onChange = func(id string) {
+	mw.chat.OnChange = func(id string) {
 		mw.side.select_(id)
 		mw.side.reload()
 		mw.updateTitle()
@@ -160,25 +140,25 @@ func newMainWindow(e *env) *MainWindow {
 	mw.title = widget.NewLabelWithStyle("New chat", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	mw.title.Truncation = fyne.TextTruncateEllipsis
 	mw.pill = newModelPill(mw.ShowModels)
-	if e.feedback != nil {
+	if e.Feedback != nil {
 		mw.pill.btn.OnTapped = mw.showModelMenu
 	}
 	right := mw.pill.root
-	if tc, ok := e.chat.(ui.ToolChats); ok {
-		mw.toolSw = newToolSwitch(tc, func() string { return mw.chat.convID })
-		right = container.NewHBox(mw.toolSw.btn, mw.pill.root)
+	if tc, ok := e.Chat.(ui.ToolChats); ok {
+		mw.toolSw = tools.NewSwitch(tc, func() string { return mw.chat.ConvID })
+		right = container.NewHBox(mw.toolSw.Btn, mw.pill.root)
 	}
 	header := container.NewBorder(nil, nil, nil, right, mw.title)
-	chatPage := container.NewBorder(container.NewVBox(container.NewPadded(header), widget.NewSeparator()), nil, nil, nil, mw.chat.root)
+	chatPage := container.NewBorder(container.NewVBox(container.NewPadded(header), widget.NewSeparator()), nil, nil, nil, mw.chat.Root)
 	mw.pages = container.NewStack(chatPage)
 	split := container.NewHSplit(mw.side.root, mw.pages)
 	split.Offset = 0.26
-	w.SetContent(container.NewStack(split, mw.chat.tips.Layer))
+	w.SetContent(container.NewStack(split, mw.chat.Tips.Layer))
 	w.Resize(fyne.NewSize(980, 680))
 	w.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { mw.Drop(uris) })
 	mw.installKeys()
-	e.model.Watch(func(s ui.ModelState) { e.do(func() { mw.modelChanged(s) }) })
-	mw.modelChanged(e.model.State())
+	e.Model.Watch(func(s ui.ModelState) { e.Do(func() { mw.modelChanged(s) }) })
+	mw.modelChanged(e.Model.State())
 	mw.showChat()
 	return mw
 }
@@ -203,40 +183,40 @@ func (mw *MainWindow) Drop(uris []fyne.URI) {
 		return
 	}
 	mw.showChat()
-	mw.chat.comp.addPaths(paths)
+	mw.chat.Comp.AddPaths(paths)
 }
 
 // Attach attaches files by path (command line, tests).
-func (mw *MainWindow) Attach(paths ...string) { mw.showChat(); mw.chat.comp.addPaths(paths) }
+func (mw *MainWindow) Attach(paths ...string) { mw.showChat(); mw.chat.Comp.AddPaths(paths) }
 
 // Composer text, for scripted runs: SetDraft types text and Submit sends it.
-func (mw *MainWindow) SetDraft(text string) { mw.chat.comp.entry.SetText(text) }
+func (mw *MainWindow) SetDraft(text string) { mw.chat.Comp.Entry.SetText(text) }
 
 // Submit sends the draft as if the user pressed Enter.
-func (mw *MainWindow) Submit() { mw.chat.comp.submit() }
+func (mw *MainWindow) Submit() { mw.chat.Comp.Submit() }
 
 // Busy reports whether an answer is streaming.
-func (mw *MainWindow) Busy() bool { return mw.chat.live != nil }
+func (mw *MainWindow) Busy() bool { return mw.chat.Live != nil }
 
 // LastMessage is the last message shown in the chat.
 func (mw *MainWindow) LastMessage() (ui.Message, bool) {
-	vs := mw.chat.views
+	vs := mw.chat.Views
 	if len(vs) == 0 {
 		return ui.Message{}, false
 	}
-	return vs[len(vs)-1].msg, true
+	return vs[len(vs)-1].Msg, true
 }
 
 // PendingAttachments counts chips in the composer.
-func (mw *MainWindow) PendingAttachments() int { return len(mw.chat.comp.pending) }
+func (mw *MainWindow) PendingAttachments() int { return len(mw.chat.Comp.Pending) }
 
 // Notice is the composer's current warning ("" when none).
-func (mw *MainWindow) Notice() string { return mw.chat.comp.noticeText.Text }
+func (mw *MainWindow) Notice() string { return mw.chat.Comp.NoticeText.Text }
 
 // ShowConversation opens conversation id ("" for a new chat).
 func (mw *MainWindow) ShowConversation(id string) {
-	if err := mw.chat.open(id); err != nil {
-		mw.chat.comp.showNotice("Could not open this chat: " + err.Error())
+	if err := mw.chat.Open(id); err != nil {
+		mw.chat.Comp.ShowNotice("Could not open this chat: " + err.Error())
 	}
 	mw.side.select_(id)
 	mw.updateTitle()
@@ -247,19 +227,19 @@ func (mw *MainWindow) ShowConversation(id string) {
 func (mw *MainWindow) updateTitle() {
 	title := "New chat"
 	for _, c := range mw.side.items {
-		if c.ID == mw.chat.convID {
+		if c.ID == mw.chat.ConvID {
 			title = c.Title
 		}
 	}
 	mw.title.SetText(title)
 	if mw.toolSw != nil {
-		mw.toolSw.refresh()
+		mw.toolSw.Refresh()
 	}
 }
 
 // showChat shows the conversation, or the welcome page while there is no model.
 func (mw *MainWindow) showChat() {
-	s := mw.env.model.State()
+	s := mw.env.Model.State()
 	if s.ID == "" && !s.Loading {
 		mw.showPage("welcome", mw.welcomePage())
 		return
@@ -267,7 +247,7 @@ func (mw *MainWindow) showChat() {
 	mw.leavePage()
 	mw.page = "chat"
 	if mw.toolSw != nil {
-		mw.toolSw.refresh() // Settings → Tools may have changed the servers
+		mw.toolSw.Refresh() // Settings → Tools may have changed the servers
 	}
 	mw.pages.Objects = mw.pages.Objects[:1]
 	mw.pages.Refresh()
@@ -291,47 +271,47 @@ func (mw *MainWindow) showPage(name string, o fyne.CanvasObject) {
 // leavePage saves what the shown page has pending (Settings' last typing).
 func (mw *MainWindow) leavePage() {
 	if mw.page == "settings" && mw.settings != nil {
-		mw.settings.leave()
+		mw.settings.Leave()
 	}
 }
 
 func (mw *MainWindow) welcomePage() fyne.CanvasObject {
 	if mw.welcome == nil {
-		mw.welcome = newFirstRun(mw.env, mw.Window)
+		mw.welcome = models.NewFirstRun(mw.env, mw.Window)
 	}
-	return mw.welcome.root
+	return mw.welcome.Root
 }
 
 // ShowModels opens the models page.
 func (mw *MainWindow) ShowModels() {
 	if mw.models == nil {
-		mw.models = newModelsView(mw.env, mw.Window)
+		mw.models = models.NewView(mw.env, mw.Window)
 	}
-	mw.models.reload()
-	mw.showPage("models", mw.models.root)
+	mw.models.Reload()
+	mw.showPage("models", mw.models.Root)
 }
 
 // ShowTools opens Settings → Tools (nothing without tools).
 func (mw *MainWindow) ShowTools() {
-	if mw.env.tools == nil {
+	if mw.env.Tools == nil {
 		return
 	}
 	if mw.tools == nil {
-		mw.tools = newToolsView(mw.env, mw.Window)
+		mw.tools = tools.NewPage(mw.env, mw.Window)
 	}
-	mw.tools.reload()
-	mw.showPage("tools", mw.tools.root)
+	mw.tools.Reload()
+	mw.showPage("tools", mw.tools.Root)
 }
 
 // ShowSettings opens the settings page.
 func (mw *MainWindow) ShowSettings() {
 	if mw.settings == nil {
-		mw.settings = newSettingsView(mw.env, mw.Window)
-		mw.settings.onTools = mw.ShowTools
+		mw.settings = settings.NewView(mw.env, mw.Window)
+		mw.settings.OnTools = mw.ShowTools
 	}
 	mw.leavePage()
-	mw.settings.load()
-	mw.showPage("settings", mw.settings.root)
+	mw.settings.Load()
+	mw.showPage("settings", mw.settings.Root)
 }
 
 func (mw *MainWindow) modelChanged(s ui.ModelState) {
@@ -341,7 +321,7 @@ func (mw *MainWindow) modelChanged(s ui.ModelState) {
 	if locked {
 		placeholder = "Get a model to start chatting"
 	}
-	mw.chat.comp.setLocked(locked, placeholder)
+	mw.chat.Comp.SetLocked(locked, placeholder)
 	// The welcome page gives way to the chat once a model is chosen, and
 	// comes back if there is none.
 	if (mw.page == "welcome" && !locked) || (mw.page != "welcome" && mw.page != "models" && locked) {

@@ -1,4 +1,4 @@
-package window
+package chat
 
 import (
 	"strings"
@@ -12,35 +12,35 @@ import (
 // lays new content out at the next frame; an offset set before then is
 // clamped against the old content (a blank chat's: the top). Wrapped text
 // is as tall as its width makes it, so a second pass may change the height.
-func (v *chatView) layoutNow() {
+func (v *View) layoutNow() {
 	for range 3 {
-		want := v.scroll.Content.MinSize().Max(v.scroll.Size())
-		if want == v.scroll.Content.Size() {
+		want := v.Scroll.Content.MinSize().Max(v.Scroll.Size())
+		if want == v.Scroll.Content.Size() {
 			return
 		}
-		v.scroll.Content.Resize(want)
+		v.Scroll.Content.Resize(want)
 	}
 }
 
 // scrollToEnd shows the newest message.
-func (v *chatView) scrollToEnd() {
+func (v *View) scrollToEnd() {
 	v.layoutNow()
-	v.scroll.ScrollToBottom()
+	v.Scroll.ScrollToBottom()
 }
 
-// scrollToMatch shows the first message whose text holds q (a search hit,
+// ScrollToMatch shows the first message whose text holds q (a search hit,
 // any case), a little below the top; without one, the newest message.
-func (v *chatView) scrollToMatch(q string) {
+func (v *View) ScrollToMatch(q string) {
 	q = strings.ToLower(strings.TrimSpace(q))
 	if q == "" {
 		v.scrollToEnd()
 		return
 	}
 	v.layoutNow()
-	for _, mv := range v.views {
-		if strings.Contains(strings.ToLower(mv.msg.Text), q) {
-			y := mv.root.Position().Y
-			v.scroll.ScrollToOffset(fyne.NewPos(0, max(0, min(y-8, v.scroll.Content.Size().Height-v.scroll.Size().Height))))
+	for _, mv := range v.Views {
+		if strings.Contains(strings.ToLower(mv.Msg.Text), q) {
+			y := mv.Root.Position().Y
+			v.Scroll.ScrollToOffset(fyne.NewPos(0, max(0, min(y-8, v.Scroll.Content.Size().Height-v.Scroll.Size().Height))))
 			return
 		}
 	}

@@ -1,9 +1,6 @@
-package window
+package teach
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // The Teach page's defaults and the checks it makes before asking the
@@ -41,7 +41,7 @@ var methodPresets = []methodPreset{
 		"Every answer you liked or disliked counts on its own: no correction or better version is needed.", 3e-4},
 }
 
-func presetFor(m ui.TrainMethod) methodPreset {
+func PresetFor(m ui.TrainMethod) methodPreset {
 	for _, p := range methodPresets {
 		if p.Method == m {
 			return p
@@ -53,7 +53,7 @@ func presetFor(m ui.TrainMethod) methodPreset {
 // defaultPlan is what the form starts with.
 func defaultPlan() ui.TrainPlan {
 	return ui.TrainPlan{Name: "my-style", Source: ui.TeachSource{Feedback: true}, Method: ui.MethodDPO, Rank: 8, Steps: 100,
-		LearningRate: presetFor(ui.MethodDPO).LR, LoRAPlusRatio: ui.DefaultLoRAPlusRatio, ValShare: 0.1,
+		LearningRate: PresetFor(ui.MethodDPO).LR, LoRAPlusRatio: ui.DefaultLoRAPlusRatio, ValShare: 0.1,
 		BatchSize: 1, MaxSeqLen: 2048, Beta: 0.1, Lambda: 0.1}
 }
 
@@ -194,10 +194,10 @@ func dataLine(d ui.DataSummary) string {
 	return strings.Join(parts, " · ")
 }
 
-// estimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this
+// EstimateLine is "About 12 min · needs 5.1 GB of the 18.0 GB this
 // computer can give · 12 training and 2 validation rows", the memory as
 // the Models page says it.
-func estimateLine(e ui.TrainEstimate) string {
+func EstimateLine(e ui.TrainEstimate) string {
 	mem := look.MemoryLine(e.Memory, e.Available)
 	if e.Tight {
 		mem += " · " + look.FitWords(ui.FitsTight)

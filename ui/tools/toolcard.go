@@ -1,9 +1,6 @@
-package window
+package tools
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"strings"
 
@@ -12,6 +9,9 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // ToolCallCard shows a call the model made (tool, server, arguments) and
@@ -23,33 +23,33 @@ type ToolCallCard struct {
 	title    *widget.Label
 	args     *widget.Label
 	buttons  *fyne.Container
-	status   *widget.Label
-	result   *widget.Label
-	fold     *widget.Accordion
+	Status   *widget.Label
+	Result   *widget.Label
+	Fold     *widget.Accordion
 	OnAnswer func(ui.ToolAnswer)
 }
 
 // NewToolCallCard returns a card waiting for an answer.
 func NewToolCallCard(tool, server, arguments string) *ToolCallCard {
 	c := &ToolCallCard{title: widget.NewLabel(waitingTitle(tool, server)),
-		args: widget.NewLabel(arguments), status: widget.NewLabel(""), result: widget.NewLabel("")}
-	c.status.Importance = widget.LowImportance
+		args: widget.NewLabel(arguments), Status: widget.NewLabel(""), Result: widget.NewLabel("")}
+	c.Status.Importance = widget.LowImportance
 	c.title.TextStyle.Bold = true
 	c.title.Wrapping = fyne.TextWrapWord
 	c.args.TextStyle.Monospace = true
 	c.args.Wrapping = fyne.TextWrapBreak
-	c.result.TextStyle.Monospace = true
-	c.result.Wrapping = fyne.TextWrapBreak
-	c.result.Selectable = true
+	c.Result.TextStyle.Monospace = true
+	c.Result.Wrapping = fyne.TextWrapBreak
+	c.Result.Selectable = true
 	answer := func(a ui.ToolAnswer) func() {
 		return func() {
 			c.buttons.Hide()
 			if a == ui.ToolDeny {
-				c.status.SetText("Denied")
+				c.Status.SetText("Denied")
 			} else {
-				c.status.SetText("Running…")
+				c.Status.SetText("Running…")
 			}
-			c.status.Show()
+			c.Status.Show()
 			c.Root.Refresh()
 			if c.OnAnswer != nil {
 				c.OnAnswer(a)
@@ -60,14 +60,14 @@ func NewToolCallCard(tool, server, arguments string) *ToolCallCard {
 	allow.Importance = widget.HighImportance
 	c.buttons = container.NewHBox(allow, widget.NewButton("Always allow this tool", answer(ui.ToolAllowAlways)),
 		widget.NewButton("Deny", answer(ui.ToolDeny)))
-	c.fold = widget.NewAccordion(widget.NewAccordionItem("Result", c.result))
-	c.fold.Hide()
-	c.status.Hide()
+	c.Fold = widget.NewAccordion(widget.NewAccordionItem("Result", c.Result))
+	c.Fold.Hide()
+	c.Status.Hide()
 	bg := canvas.NewRectangle(look.ThemeColor(look.ColorCode))
 	bg.CornerRadius = 10
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	c.Root = container.NewStack(bg, container.NewPadded(container.NewVBox(c.title, c.args, c.buttons, c.status, c.fold)))
+	c.Root = container.NewStack(bg, container.NewPadded(container.NewVBox(c.title, c.args, c.buttons, c.Status, c.Fold)))
 	return c
 }
 
@@ -78,7 +78,7 @@ func waitingTitle(tool, server string) string {
 	return fmt.Sprintf("The model wants to run %s (server %s)", tool, server)
 }
 
-// Show brings the card up to date with call tc of an answer; streaming
+// show brings the card up to date with call tc of an answer; streaming
 // says whether the answer is still going (a call with no outcome then
 // runs; afterwards it was cut short).
 func (c *ToolCallCard) show(tc ui.ToolCall, streaming bool) {
@@ -101,21 +101,21 @@ func (c *ToolCallCard) show(tc ui.ToolCall, streaming bool) {
 	}
 	switch {
 	case tc.Done:
-		if c.fold.Hidden || c.result.Text != tc.Content || c.status.Text != resultStatus(tc.IsError, tc.Denied)+preview(tc.Content, tc.Denied) {
+		if c.Fold.Hidden || c.Result.Text != tc.Content || c.Status.Text != resultStatus(tc.IsError, tc.Denied)+preview(tc.Content, tc.Denied) {
 			c.SetResult(tc.Content, tc.IsError, tc.Denied)
 		}
 		return
 	case tc.Waiting():
 		c.OnAnswer = tc.Ask
 		c.buttons.Show()
-		c.status.Hide()
+		c.Status.Hide()
 	default:
 		c.buttons.Hide()
-		c.status.SetText("Stopped before it finished: no result")
+		c.Status.SetText("Stopped before it finished: no result")
 		if streaming {
-			c.status.SetText("Running…")
+			c.Status.SetText("Running…")
 		}
-		c.status.Show()
+		c.Status.Show()
 	}
 	c.Root.Refresh()
 }
@@ -150,57 +150,57 @@ func (c *ToolCallCard) Waiting() bool { return c.buttons.Visible() }
 // or "denied".
 func (c *ToolCallCard) SetResult(content string, isError, denied bool) {
 	c.buttons.Hide()
-	c.status.SetText(resultStatus(isError, denied) + preview(content, denied))
-	c.status.Show()
-	c.result.SetText(content)
-	c.fold.Show()
-	c.fold.CloseAll()
+	c.Status.SetText(resultStatus(isError, denied) + preview(content, denied))
+	c.Status.Show()
+	c.Result.SetText(content)
+	c.Fold.Show()
+	c.Fold.CloseAll()
 	c.Root.Refresh()
 }
 
-// toolCards shows an answer's tool calls, each as a card (with, before a
+// Cards shows an answer's tool calls, each as a card (with, before a
 // round's first card, what the model said before calling). Cards are
 // kept by position, so an answer streaming its calls updates them in place.
-type toolCards struct {
-	root  *fyne.Container
-	cards []*ToolCallCard
-	leads []*widget.Label
+type Cards struct {
+	Root  *fyne.Container
+	Cards []*ToolCallCard
+	Leads []*widget.Label
 }
 
-func newToolCards() *toolCards {
-	t := &toolCards{root: container.NewVBox()}
-	t.root.Hide()
+func NewCards() *Cards {
+	t := &Cards{Root: container.NewVBox()}
+	t.Root.Hide()
 	return t
 }
 
-func (t *toolCards) show(calls []ui.ToolCall, streaming bool) {
+func (t *Cards) Show(calls []ui.ToolCall, streaming bool) {
 	if len(calls) == 0 {
-		if len(t.cards) > 0 || t.root.Visible() {
-			t.cards, t.leads = nil, nil
-			t.root.Objects = nil
-			t.root.Hide()
+		if len(t.Cards) > 0 || t.Root.Visible() {
+			t.Cards, t.Leads = nil, nil
+			t.Root.Objects = nil
+			t.Root.Hide()
 		}
 		return
 	}
-	for len(t.cards) < len(calls) {
-		t.cards = append(t.cards, NewToolCallCard("", "", ""))
+	for len(t.Cards) < len(calls) {
+		t.Cards = append(t.Cards, NewToolCallCard("", "", ""))
 		l := widget.NewLabel("")
 		l.Wrapping = fyne.TextWrapWord
-		t.leads = append(t.leads, l)
+		t.Leads = append(t.Leads, l)
 	}
-	t.cards, t.leads = t.cards[:len(calls)], t.leads[:len(calls)]
+	t.Cards, t.Leads = t.Cards[:len(calls)], t.Leads[:len(calls)]
 	var objs []fyne.CanvasObject
 	for i, c := range calls {
 		if c.Lead != "" {
-			if t.leads[i].Text != c.Lead {
-				t.leads[i].SetText(c.Lead) // plain text: nothing in it is a link
+			if t.Leads[i].Text != c.Lead {
+				t.Leads[i].SetText(c.Lead) // plain text: nothing in it is a link
 			}
-			objs = append(objs, t.leads[i])
+			objs = append(objs, t.Leads[i])
 		}
-		t.cards[i].show(c, streaming)
-		objs = append(objs, t.cards[i].Root)
+		t.Cards[i].show(c, streaming)
+		objs = append(objs, t.Cards[i].Root)
 	}
-	t.root.Objects = objs
-	t.root.Show()
-	t.root.Refresh()
+	t.Root.Objects = objs
+	t.Root.Show()
+	t.Root.Refresh()
 }

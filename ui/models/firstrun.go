@@ -1,9 +1,6 @@
-package window
+package models
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 
 	"fyne.io/fyne/v2"
@@ -13,46 +10,49 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// firstRun is the welcome panel shown in place of the chat until a model is
+// FirstRun is the welcome panel shown in place of the chat until a model is
 // available: it offers the recommended model or a local folder and shows
 // the download's progress.
-type firstRun struct {
-	env      *env
+type FirstRun struct {
+	env      *ui.Env
 	win      fyne.Window
 	rec      ui.CatalogModel
-	intro    *widget.Label
-	title    *widget.Label
+	Intro    *widget.Label
+	Title    *widget.Label
 	detail   *widget.Label
-	progress *widget.ProgressBar
-	rate     *widget.Label
-	problem  *look.ProblemBox
-	download *widget.Button
+	Progress *widget.ProgressBar
+	Rate     *widget.Label
+	Problem  *look.ProblemBox
+	Download *widget.Button
 	folder   *widget.Button
-	root     fyne.CanvasObject
+	Root     fyne.CanvasObject
 	using    bool // Use was called for the finished download
 }
 
-func newFirstRun(e *env, win fyne.Window) *firstRun {
-	f := &firstRun{env: e, win: win}
+func NewFirstRun(e *ui.Env, win fyne.Window) *FirstRun {
+	f := &FirstRun{env: e, win: win}
 	welcome := widget.NewRichText(&widget.TextSegment{Text: "Welcome to Perch",
 		Style: widget.RichTextStyle{Alignment: fyne.TextAlignCenter, SizeName: theme.SizeNameHeadingText, TextStyle: fyne.TextStyle{Bold: true}}})
 	intro := widget.NewLabelWithStyle("Perch chats with Google's Gemma right on this computer. Nothing you type, show or say leaves it. To begin, get a model.",
 		fyne.TextAlignCenter, fyne.TextStyle{})
 	intro.Wrapping = fyne.TextWrapWord
-	f.intro = intro
-	f.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	f.Intro = intro
+	f.Title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	f.detail = widget.NewLabel("")
 	f.detail.Wrapping = fyne.TextWrapWord
-	f.progress = widget.NewProgressBar()
-	f.progress.Hide()
-	f.rate = widget.NewLabel("")
-	f.rate.Importance = widget.LowImportance
-	f.rate.Hide()
-	f.problem = look.NewProblemBox()
-	f.download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
-	f.download.Importance = widget.HighImportance
+	f.Progress = widget.NewProgressBar()
+	f.Progress.Hide()
+	f.Rate = widget.NewLabel("")
+	f.Rate.Importance = widget.LowImportance
+	f.Rate.Hide()
+	f.Problem = look.NewProblemBox()
+	f.Download = widget.NewButtonWithIcon("Download", theme.DownloadIcon(), f.start)
+	f.Download.Importance = widget.HighImportance
 	f.folder = widget.NewButtonWithIcon("Use a model folder…", theme.FolderOpenIcon(), func() {
 		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 			if err == nil && u != nil {
@@ -66,20 +66,20 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
 	card := container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(
-		container.NewHBox(f.title, badge("Recommended", theme.ColorNamePrimary)),
-		f.detail, f.progress, f.rate, f.problem.Root,
-		container.NewHBox(f.download, layout.NewSpacer(), f.folder)))))
+		container.NewHBox(f.Title, badge("Recommended", theme.ColorNamePrimary)),
+		f.detail, f.Progress, f.Rate, f.Problem.Root,
+		container.NewHBox(f.Download, layout.NewSpacer(), f.folder)))))
 	var top []fyne.CanvasObject
-	if e.icon != nil {
-		icon := canvas.NewImageFromResource(e.icon)
+	if e.Icon != nil {
+		icon := canvas.NewImageFromResource(e.Icon)
 		icon.FillMode = canvas.ImageFillContain
 		icon.SetMinSize(fyne.NewSquareSize(96))
 		top = append(top, container.NewCenter(icon))
 	}
 	top = append(top, welcome, intro, layout.NewSpacer(), card)
-	f.root = container.New(&look.MaxWidth{Width: 520}, container.NewVBox(top...))
-	e.catalog.Watch(func(m ui.CatalogModel) {
-		e.do(func() {
+	f.Root = container.New(&look.MaxWidth{Width: 520}, container.NewVBox(top...))
+	e.Catalog.Watch(func(m ui.CatalogModel) {
+		e.Do(func() {
 			if m.ID == f.rec.ID {
 				f.show(m)
 			}
@@ -90,10 +90,10 @@ func newFirstRun(e *env, win fyne.Window) *firstRun {
 }
 
 // refresh picks the recommended model from the catalog.
-func (f *firstRun) refresh() {
-	models, err := f.env.catalog.Models()
+func (f *FirstRun) refresh() {
+	models, err := f.env.Catalog.Models()
 	if err != nil {
-		f.problem.Show(err)
+		f.Problem.Show(err)
 		return
 	}
 	for _, m := range models {
@@ -107,78 +107,78 @@ func (f *firstRun) refresh() {
 	f.show(f.rec)
 }
 
-func (f *firstRun) show(m ui.CatalogModel) {
+func (f *FirstRun) show(m ui.CatalogModel) {
 	f.rec = m
 	if m.ID == "" {
-		f.title.SetText("No models in the catalog")
-		f.download.Hide()
+		f.Title.SetText("No models in the catalog")
+		f.Download.Hide()
 		return
 	}
-	f.title.SetText(m.Name)
+	f.Title.SetText(m.Name)
 	f.detail.SetText(fmt.Sprintf("%s. %s download, needs about %s of memory.", m.Blurb, ui.ByteSize(m.DiskBytes), ui.ByteSize(m.RAMBytes)))
-	f.problem.Show(nil)
+	f.Problem.Show(nil)
 	d := m.Download
 	switch {
 	case m.Downloaded:
-		f.progress.Hide()
-		setOrHide(f.rate, "Ready. Loading…")
-		f.download.Hide()
-		if !f.using && f.env.model.State().ID == "" {
+		f.Progress.Hide()
+		setOrHide(f.Rate, "Ready. Loading…")
+		f.Download.Hide()
+		if !f.using && f.env.Model.State().ID == "" {
 			f.using = true
 			id := m.ID
-			f.env.run(func() {
-				if err := f.env.model.Use(id); err != nil {
-					f.env.do(func() { f.problem.Show(err) })
+			f.env.Run(func() {
+				if err := f.env.Model.Use(id); err != nil {
+					f.env.Do(func() { f.Problem.Show(err) })
 				}
 			})
 		}
 	case d != nil:
 		if d.Total > 0 {
-			f.progress.SetValue(float64(d.Done) / float64(d.Total))
+			f.Progress.SetValue(float64(d.Done) / float64(d.Total))
 		}
 		// Before the first byte there is no size to show, only what went wrong.
 		started := d.Total > 0 || d.Err == ""
-		showIf(f.progress, started)
+		showIf(f.Progress, started)
 		if !started {
-			setOrHide(f.rate, "")
+			setOrHide(f.Rate, "")
 		} else {
-			setOrHide(f.rate, downloadLine(*d))
+			setOrHide(f.Rate, downloadLine(*d))
 		}
-		f.problem.Set(d.Err, d.ErrDetails)
+		f.Problem.Set(d.Err, d.ErrDetails)
 		if d.Paused || d.Err != "" {
-			f.download.SetText(resumeLabel(*d))
-			f.download.Show()
+			f.Download.SetText(resumeLabel(*d))
+			f.Download.Show()
 		} else {
-			f.download.Hide()
+			f.Download.Hide()
 		}
 	default:
-		f.progress.Hide()
-		setOrHide(f.rate, "")
-		f.download.SetText(fmt.Sprintf("Download (%s)", ui.ByteSize(m.DiskBytes)))
-		f.download.Show()
+		f.Progress.Hide()
+		setOrHide(f.Rate, "")
+		f.Download.SetText(fmt.Sprintf("Download (%s)", ui.ByteSize(m.DiskBytes)))
+		f.Download.Show()
 	}
 }
 
-func (f *firstRun) start() {
+func (f *FirstRun) start() {
 	id := f.rec.ID
-	f.env.run(func() {
-		err := f.env.catalog.Download(id)
-		f.env.do(func() {
+	f.env.Run(func() {
+		err := f.env.Catalog.Download(id)
+		f.env.Do(func() {
 			if err != nil {
-				f.problem.Show(err)
+				f.Problem.Show(err)
 			}
 		})
 	})
 }
 
-func (f *firstRun) useFolder(path string) {
-	f.env.run(func() {
-		id, err := f.env.catalog.AddFolder(path)
+func (f *FirstRun) useFolder(path string) {
+	f.env.Run(func() {
+		id, err := f.env.Catalog.AddFolder(path)
 		if err == nil {
-			err = f.env.model.Use(id)
+			err = f.env.Model.Use(id)
 		}
 		if err != nil {
-			f.env.do(func() { f.problem.Show(err) })
+			f.env.Do(func() { f.Problem.Show(err) })
 		}
 	})
 }

@@ -1,9 +1,6 @@
-package window
+package teach
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -14,53 +11,56 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// teachView is the Teach page: the run going on (live chart, controls),
+// View is the Teach page: the run going on (live chart, controls),
 // a form to start a new one, the adapters the user owns and past runs.
-type teachView struct {
-	env    *env
+type View struct {
+	env    *ui.Env
 	win    fyne.Window
-	root   fyne.CanvasObject
-	scroll *container.Scroll // root: the page scrolls as one
+	Root   fyne.CanvasObject
+	Scroll *container.Scroll // root: the page scrolls as one
 
 	base         *widget.Select
 	baseIDs      map[string]string // shown name → id
-	fromFeedback *widget.Check
+	FromFeedback *widget.Check
 	folder       string
 	folderLabel  *widget.Label
 	clearFolder  *widget.Button
-	dataInfo     *widget.Label
+	DataInfo     *widget.Label
 	previewBtn   *widget.Button
-	method       *widget.RadioGroup
+	Method       *widget.RadioGroup
 	methodHint   *widget.Label
-	fields       map[string]*widget.Entry // planFields by name
-	advanced     *widget.Accordion
-	problem      *widget.Label // why it cannot start
-	estimate     *widget.Label
-	start        *widget.Button
+	Fields       map[string]*widget.Entry // planFields by name
+	Advanced     *widget.Accordion
+	Problem      *widget.Label // why it cannot start
+	Estimate     *widget.Label
+	Start        *widget.Button
 
-	run      *runPanel
-	adapters *adaptersView
+	Run      *runPanel
+	Adapters *adaptersView
 	runs     *runsList
 
 	summary  ui.DataSummary
 	plan     ui.TrainPlan
-	ready    bool         // the last check passed
-	checking atomic.Int64 // generation of the latest check
-	checked  int64        // generation of the check shown (UI goroutine)
+	Ready    bool         // the last check passed
+	Checking atomic.Int64 // generation of the latest check
+	Checked  int64        // generation of the check shown (UI goroutine)
 	// autoSteps is the Steps value Perch suggested; while the field holds
 	// it, it follows the data (about three passes).
 	autoSteps string
 }
 
-func newTeachView(e *env, win fyne.Window) *teachView {
-	v := &teachView{env: e, win: win, baseIDs: map[string]string{}, fields: map[string]*widget.Entry{}}
+func NewView(e *ui.Env, win fyne.Window) *View {
+	v := &View{env: e, win: win, baseIDs: map[string]string{}, Fields: map[string]*widget.Entry{}}
 	d := defaultPlan()
-	v.base = widget.NewSelect(nil, func(string) { v.check() })
+	v.base = widget.NewSelect(nil, func(string) { v.Check() })
 	v.base.PlaceHolder = "No model downloaded yet"
-	v.fromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.check() })
-	v.fromFeedback.Checked = true
+	v.FromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.Check() })
+	v.FromFeedback.Checked = true
 	v.folderLabel = widget.NewLabel("")
 	v.folderLabel.Truncation = fyne.TextTruncateEllipsis
 	choose := widget.NewButtonWithIcon("Add a folder of JSONL files…", theme.FolderOpenIcon(), v.chooseFolder)
@@ -68,8 +68,8 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	v.clearFolder = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { v.setFolder("") })
 	v.clearFolder.Importance = widget.LowImportance
 	v.clearFolder.Hide()
-	v.dataInfo = widget.NewLabel("")
-	v.dataInfo.Wrapping = fyne.TextWrapWord
+	v.DataInfo = widget.NewLabel("")
+	v.DataInfo.Wrapping = fyne.TextWrapWord
 	v.previewBtn = widget.NewButtonWithIcon("Preview", theme.VisibilityIcon(), v.showPreview)
 	v.previewBtn.Importance = widget.LowImportance
 
@@ -80,14 +80,14 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	v.methodHint = widget.NewLabel("")
 	v.methodHint.Wrapping = fyne.TextWrapWord
 	v.methodHint.Importance = widget.LowImportance
-	v.method = widget.NewRadioGroup(labels, func(string) { v.methodChanged() })
-	v.method.Required = true
+	v.Method = widget.NewRadioGroup(labels, func(string) { v.methodChanged() })
+	v.Method.Required = true
 
 	entry := func(key, value string) *widget.Entry {
 		en := look.FieldEntry()
 		en.SetText(value)
-		en.OnChanged = func(string) { v.check() }
-		v.fields[key] = en
+		en.OnChanged = func(string) { v.Check() }
+		v.Fields[key] = en
 		return en
 	}
 	name := entry("name", d.Name)
@@ -106,57 +106,57 @@ func newTeachView(e *env, win fyne.Window) *teachView {
 	ratioNote := widget.NewLabel(fmt.Sprintf("LoRA+ ratio %g: each adapter's B matrices learn this many times faster than its A matrices (1 is plain LoRA, which Perch's width study found as fast as LoRA+ at its best rate). The learning rate is A's.", float64(ui.DefaultLoRAPlusRatio)))
 	ratioNote.Wrapping = fyne.TextWrapWord
 	ratioNote.Importance = widget.LowImportance
-	v.advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(ratioNote, adv)))
+	v.Advanced = widget.NewAccordion(widget.NewAccordionItem("Advanced", container.NewVBox(ratioNote, adv)))
 
-	v.problem = widget.NewLabel("")
-	v.problem.Wrapping = fyne.TextWrapWord
-	v.problem.Importance = widget.DangerImportance
-	v.problem.Hide()
-	v.estimate = widget.NewLabel("")
-	v.estimate.Wrapping = fyne.TextWrapWord
-	v.start = widget.NewButtonWithIcon("Start training", theme.MediaPlayIcon(), v.startRun)
-	v.start.Importance = widget.HighImportance
-	v.start.Disable()
+	v.Problem = widget.NewLabel("")
+	v.Problem.Wrapping = fyne.TextWrapWord
+	v.Problem.Importance = widget.DangerImportance
+	v.Problem.Hide()
+	v.Estimate = widget.NewLabel("")
+	v.Estimate.Wrapping = fyne.TextWrapWord
+	v.Start = widget.NewButtonWithIcon("Start training", theme.MediaPlayIcon(), v.startRun)
+	v.Start.Importance = widget.HighImportance
+	v.Start.Disable()
 
 	form := widget.NewForm(
 		widget.NewFormItem("Base model", v.base),
-		widget.NewFormItem("Learn from", container.NewVBox(v.fromFeedback,
+		widget.NewFormItem("Learn from", container.NewVBox(v.FromFeedback,
 			container.NewBorder(nil, nil, choose, v.clearFolder, v.folderLabel),
-			container.NewBorder(nil, nil, nil, v.previewBtn, v.dataInfo))),
-		widget.NewFormItem("Method", container.NewVBox(v.method, v.methodHint)),
+			container.NewBorder(nil, nil, nil, v.previewBtn, v.DataInfo))),
+		widget.NewFormItem("Method", container.NewVBox(v.Method, v.methodHint)),
 		widget.NewFormItem("Adapter name", name),
 		widget.NewFormItem("Steps", steps),
 	)
-	v.run = newRunPanel(e, win)
-	v.adapters = newAdaptersView(e, win)
-	v.runs = newRunsList(e, func(r ui.TrainRun) { v.run.follow(r) })
+	v.Run = newRunPanel(e, win)
+	v.Adapters = newAdaptersView(e, win)
+	v.runs = newRunsList(e, func(r ui.TrainRun) { v.Run.Follow(r) })
 	intro := widget.NewLabel("Teach Gemma to answer the way you want, from your own feedback or files. Training runs on this computer and makes an adapter you can switch on in any chat; you can keep chatting meanwhile.")
 	intro.Wrapping = fyne.TextWrapWord
-	newRun := container.NewVBox(form, v.advanced, v.problem, v.estimate, container.NewHBox(layout.NewSpacer(), v.start))
-	body := container.NewVBox(look.Heading("Teach"), intro, v.run.root,
+	newRun := container.NewVBox(form, v.Advanced, v.Problem, v.Estimate, container.NewHBox(layout.NewSpacer(), v.Start))
+	body := container.NewVBox(look.Heading("Teach"), intro, v.Run.Root,
 		look.Section("New run", card(newRun)),
-		look.Section("Your adapters", v.adapters.root),
+		look.Section("Your adapters", v.Adapters.Root),
 		look.Section("Past runs", v.runs.root))
-	v.run.parent = body
-	v.scroll = look.PageScroll(container.NewPadded(body))
-	v.root = v.scroll
-	v.method.SetSelected(presetFor(d.Method).Label)
-	e.teacher.Watch(func(u ui.TrainUpdate) { v.run.push(u) })
-	v.run.onStarted = v.check
-	v.run.onFinished = func() {
-		v.adapters.reload()
+	v.Run.parent = body
+	v.Scroll = look.PageScroll(container.NewPadded(body))
+	v.Root = v.Scroll
+	v.Method.SetSelected(PresetFor(d.Method).Label)
+	e.Teacher.Watch(func(u ui.TrainUpdate) { v.Run.push(u) })
+	v.Run.onStarted = v.Check
+	v.Run.onFinished = func() {
+		v.Adapters.reload()
 		v.runs.reload()
-		v.check()
+		v.Check()
 	}
 	return v
 }
 
-// reload refreshes everything the page shows from the services.
-func (v *teachView) reload() {
-	bases, err := v.env.teacher.Bases()
+// Reload refreshes everything the page shows from the services.
+func (v *View) Reload() {
+	bases, err := v.env.Teacher.Bases()
 	var names []string
 	v.baseIDs = map[string]string{}
-	current := v.env.model.State().ID
+	current := v.env.Model.State().ID
 	sel := ""
 	for _, b := range bases {
 		names = append(names, b.Name)
@@ -174,41 +174,41 @@ func (v *teachView) reload() {
 	if err != nil {
 		v.showProblem("Could not list models: " + err.Error())
 	}
-	v.adapters.reload()
+	v.Adapters.reload()
 	v.runs.reload()
-	v.run.restore()
-	v.check()
+	v.Run.restore()
+	v.Check()
 }
 
-func (v *teachView) methodChanged() {
-	m := v.selectedMethod()
-	p := presetFor(m)
+func (v *View) methodChanged() {
+	m := v.SelectedMethod()
+	p := PresetFor(m)
 	v.methodHint.SetText(p.Hint)
 	// A learning rate still at another method's default follows the method.
-	lr := v.fields["lr"]
+	lr := v.Fields["lr"]
 	for _, o := range methodPresets {
 		if strings.TrimSpace(lr.Text) == fmt.Sprint(o.LR) && o.LR != p.LR {
 			lr.SetText(fmt.Sprint(p.LR))
 			break
 		}
 	}
-	v.check()
+	v.Check()
 }
 
-func (v *teachView) selectedMethod() ui.TrainMethod {
+func (v *View) SelectedMethod() ui.TrainMethod {
 	for _, p := range methodPresets {
-		if p.Label == v.method.Selected {
+		if p.Label == v.Method.Selected {
 			return p.Method
 		}
 	}
 	return ui.MethodDPO
 }
 
-func (v *teachView) source() ui.TeachSource {
-	return ui.TeachSource{Feedback: v.fromFeedback.Checked, Folder: v.folder}
+func (v *View) source() ui.TeachSource {
+	return ui.TeachSource{Feedback: v.FromFeedback.Checked, Folder: v.folder}
 }
 
-func (v *teachView) chooseFolder() {
+func (v *View) chooseFolder() {
 	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 		if err == nil && u != nil {
 			v.setFolder(u.Path())
@@ -217,7 +217,7 @@ func (v *teachView) chooseFolder() {
 }
 
 // setFolder adds (or with "" removes) a dataset folder.
-func (v *teachView) setFolder(path string) {
+func (v *View) setFolder(path string) {
 	v.folder = path
 	v.folderLabel.SetText(path)
 	if path == "" {
@@ -225,45 +225,45 @@ func (v *teachView) setFolder(path string) {
 	} else {
 		v.clearFolder.Show()
 	}
-	v.check()
+	v.Check()
 }
 
-func (v *teachView) fieldValues() planFields {
-	f := func(k string) string { return v.fields[k].Text }
+func (v *View) fieldValues() planFields {
+	f := func(k string) string { return v.Fields[k].Text }
 	return planFields{Name: f("name"), Steps: f("steps"), Rank: f("rank"), LR: f("lr"), Ratio: f("ratio"),
 		ValShare: f("val"), Batch: f("batch"), MaxLen: f("maxlen"), Beta: f("beta"), Lambda: f("lambda")}
 }
 
-// check validates the form, then asks the teacher (off the UI goroutine)
+// Check validates the form, then asks the teacher (off the UI goroutine)
 // what the data gives and what the plan costs; the newest check wins.
-func (v *teachView) check() {
-	if v.start == nil {
+func (v *View) Check() {
+	if v.Start == nil {
 		return // still building
 	}
-	gen := v.checking.Add(1)
-	v.ready = false
-	v.start.Disable()
-	src, m := v.source(), v.selectedMethod()
+	gen := v.Checking.Add(1)
+	v.Ready = false
+	v.Start.Disable()
+	src, m := v.source(), v.SelectedMethod()
 	plan, perr := parsePlan(v.baseIDs[v.base.Selected], src, m, v.fieldValues())
-	v.env.run(func() {
+	v.env.Run(func() {
 		var sum ui.DataSummary
 		var serr error
 		if src.Feedback || src.Folder != "" {
-			sum, serr = v.env.teacher.Summarize(src, plan.ValShare)
+			sum, serr = v.env.Teacher.Summarize(src, plan.ValShare)
 		}
 		var est ui.TrainEstimate
 		var eerr error
 		empty := nothingToLearn(sum, m, src)
 		if perr == nil && serr == nil && empty == "" {
-			est, eerr = v.env.teacher.Estimate(plan)
+			est, eerr = v.env.Teacher.Estimate(plan)
 		}
-		v.env.do(func() {
-			if v.checking.Load() != gen {
+		v.env.Do(func() {
+			if v.Checking.Load() != gen {
 				return
 			}
-			v.checked = gen
+			v.Checked = gen
 			v.summary = sum
-			if f := v.fields["steps"]; f.Text == v.autoSteps && serr == nil && sum.Usable(m) > 0 {
+			if f := v.Fields["steps"]; f.Text == v.autoSteps && serr == nil && sum.Usable(m) > 0 {
 				if n := fmt.Sprint(suggestSteps(sum.Usable(m)-int(float64(sum.Usable(m))*plan.ValShare), max(plan.BatchSize, 1))); n != f.Text {
 					v.autoSteps = n
 					f.SetText(n) // checks again
@@ -282,36 +282,36 @@ func (v *teachView) check() {
 				v.showProblem(eerr.Error())
 			case !est.Fits:
 				v.showProblem(est.Reason)
-				v.estimate.SetText(estimateLine(est))
-				v.estimate.Show()
+				v.Estimate.SetText(EstimateLine(est))
+				v.Estimate.Show()
 			default:
 				v.showProblem("")
-				v.estimate.SetText(estimateLine(est) + "\n" + est.Basis)
-				v.estimate.Show()
-				if v.run.active() {
-					v.estimate.SetText(v.estimate.Text + "\nOne run at a time: start this one when the current run ends, or stop it.")
+				v.Estimate.SetText(EstimateLine(est) + "\n" + est.Basis)
+				v.Estimate.Show()
+				if v.Run.active() {
+					v.Estimate.SetText(v.Estimate.Text + "\nOne run at a time: start this one when the current run ends, or stop it.")
 					return
 				}
-				v.plan, v.ready = plan, true
-				v.start.Enable()
+				v.plan, v.Ready = plan, true
+				v.Start.Enable()
 			}
 		})
 	})
 }
 
-func (v *teachView) showData(d ui.DataSummary, err error) {
+func (v *View) showData(d ui.DataSummary, err error) {
 	src := v.source()
 	switch {
 	case err != nil:
-		v.dataInfo.SetText("")
+		v.DataInfo.SetText("")
 	case !src.Feedback && src.Folder == "":
-		v.dataInfo.SetText("Nothing chosen.")
+		v.DataInfo.SetText("Nothing chosen.")
 	default:
 		text := dataLine(d)
 		if len(d.Notes) > 0 {
 			text += "\n" + strings.Join(d.Notes, "\n")
 		}
-		v.dataInfo.SetText(text)
+		v.DataInfo.SetText(text)
 	}
 	if len(d.Preview) > 0 {
 		v.previewBtn.Enable()
@@ -320,50 +320,50 @@ func (v *teachView) showData(d ui.DataSummary, err error) {
 	}
 }
 
-func (v *teachView) showProblem(msg string) {
+func (v *View) showProblem(msg string) {
 	if msg == "" {
-		v.problem.Hide()
+		v.Problem.Hide()
 		return
 	}
-	v.problem.SetText(msg)
-	v.problem.Show()
-	v.estimate.Hide()
+	v.Problem.SetText(msg)
+	v.Problem.Show()
+	v.Estimate.Hide()
 }
 
-func (v *teachView) startRun() {
-	if !v.ready {
+func (v *View) startRun() {
+	if !v.Ready {
 		return
 	}
 	plan := v.plan
-	v.start.Disable()
-	v.env.run(func() {
-		r, err := v.env.teacher.Start(plan)
-		v.env.do(func() {
+	v.Start.Disable()
+	v.env.Run(func() {
+		r, err := v.env.Teacher.Start(plan)
+		v.env.Do(func() {
 			if err != nil {
 				v.showProblem(err.Error())
-				v.start.Enable()
+				v.Start.Enable()
 				return
 			}
-			v.run.follow(r)
-			v.scroll.ScrollToTop() // the new run's card, at the top, is what happens next
+			v.Run.Follow(r)
+			v.Scroll.ScrollToTop() // the new run's card, at the top, is what happens next
 			v.runs.reload()
-			v.check()
+			v.Check()
 		})
 	})
 }
 
 // showPreview lists a few of the rows the feedback and folder give.
-func (v *teachView) showPreview() {
+func (v *View) showPreview() {
 	box := container.NewVBox()
 	for _, p := range v.summary.Preview {
-		box.Add(previewCard(p))
+		box.Add(PreviewCard(p))
 	}
 	scroll := container.NewVScroll(box)
 	scroll.SetMinSize(fyne.NewSize(620, 420))
 	dialog.ShowCustom("What Perch will learn from", "Close", scroll, v.win)
 }
 
-func previewCard(p ui.DataPreview) fyne.CanvasObject {
+func PreviewCard(p ui.DataPreview) fyne.CanvasObject {
 	line := func(label, text string, imp widget.Importance) fyne.CanvasObject {
 		l := widget.NewLabel(label + " " + look.Clip(look.ShownText(text), 400))
 		l.Wrapping = fyne.TextWrapWord
@@ -380,21 +380,4 @@ func previewCard(p ui.DataPreview) fyne.CanvasObject {
 		rows = append(rows, line("Answer:", p.Chosen, widget.SuccessImportance))
 	}
 	return card(container.NewVBox(rows...))
-}
-
-// ShowTeach opens the Teach page.
-func (mw *MainWindow) ShowTeach() {
-	if mw.env.teacher == nil {
-		return
-	}
-	if mw.teach == nil {
-		mw.teach = newTeachView(mw.env, mw.Window)
-		mw.teach.run.onTry = func(id string) {
-			mw.ShowConversation("")
-			mw.UseAdapter(id)
-		}
-	}
-	mw.teach.reload()
-	mw.teach.scroll.ScrollToTop() // the page opens at its top, with the run going on
-	mw.showPage("teach", mw.teach.root)
 }

@@ -1,9 +1,6 @@
-package window
+package settings
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"sort"
 	"strconv"
@@ -14,51 +11,54 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// settingsView edits Settings and saves them through the store.
-type settingsView struct {
-	env  *env
+// View edits Settings and saves them through the store.
+type View struct {
+	env  *ui.Env
 	win  fyne.Window
-	root fyne.CanvasObject
+	Root fyne.CanvasObject
 
-	model                *widget.Select
+	Model                *widget.Select
 	modelIDs             map[string]string // shown name → id
-	system               *widget.Entry
-	gen                  *modelSettings
-	port                 *widget.Entry
+	System               *widget.Entry
+	Gen                  *modelSettings
+	Port                 *widget.Entry
 	toolRounds           *widget.Entry
-	onTools              func() // opens Settings → Tools (nil: no tools)
-	thinking, login, api *widget.Check
+	OnTools              func() // opens Settings → Tools (nil: no tools)
+	Thinking, login, api *widget.Check
 	longChats            *widget.Select
-	hotkey, modelsDir    *widget.Entry
-	status               *widget.Label
+	Hotkey, modelsDir    *widget.Entry
+	Status               *widget.Label
 	hotkeyNote           *widget.Label
 	loaded               ui.Settings // what is saved
 	loading              bool        // load is filling the form: not a change
 	typing               int         // keystrokes: only the newest one's timer saves
 }
 
-func newSettingsView(e *env, win fyne.Window) *settingsView {
-	v := &settingsView{env: e, win: win}
-	v.model = widget.NewSelect(nil, nil)
-	v.model.PlaceHolder = "No model downloaded yet"
-	v.system = widget.NewMultiLineEntry()
-	v.system.Wrapping = fyne.TextWrapWord
-	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
-	v.system.SetMinRowsVisible(3)
-	v.gen = newModelSettings(e.budgets)
-	v.port = look.FieldEntry()
+func NewView(e *ui.Env, win fyne.Window) *View {
+	v := &View{env: e, win: win}
+	v.Model = widget.NewSelect(nil, nil)
+	v.Model.PlaceHolder = "No model downloaded yet"
+	v.System = widget.NewMultiLineEntry()
+	v.System.Wrapping = fyne.TextWrapWord
+	v.System.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
+	v.System.SetMinRowsVisible(3)
+	v.Gen = newModelSettings(e.Budgets)
+	v.Port = look.FieldEntry()
 	v.toolRounds = look.FieldEntry()
-	v.thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
+	v.Thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
-	v.hotkey = look.FieldEntry()
-	v.hotkey.SetPlaceHolder(ui.DefaultHotkey)
+	v.Hotkey = look.FieldEntry()
+	v.Hotkey.SetPlaceHolder(ui.DefaultHotkey)
 	v.hotkeyNote = widget.NewLabel("")
 	v.hotkeyNote.Wrapping = fyne.TextWrapWord
 	v.hotkeyNote.Importance = widget.LowImportance
 	v.login = widget.NewCheck(look.PlatformText("Open Perch in the menubar when I log in", "Start Perch when I log in"), nil)
-	if !e.loginSupported {
+	if !e.LoginSupported {
 		v.login.Disable()
 	}
 	v.modelsDir = widget.NewEntry()
@@ -71,34 +71,34 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		}, win)
 	})
 	v.api = widget.NewCheck("Serve an OpenAI-compatible API", nil)
-	v.status = widget.NewLabel("")
-	v.status.Wrapping = fyne.TextWrapWord
+	v.Status = widget.NewLabel("")
+	v.Status.Wrapping = fyne.TextWrapWord
 
 	model := form(
-		"Default model", v.model,
-		"System prompt", v.system,
-		"Thinking", container.NewVBox(v.thinking, look.Note("The model's thoughts show under Thoughts, above its answer.")),
+		"Default model", v.Model,
+		"System prompt", v.System,
+		"Thinking", container.NewVBox(v.Thinking, look.Note("The model's thoughts show under Thoughts, above its answer.")),
 		"Long chats", v.longChats,
 	)
-	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.gen.reset)
+	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.Gen.Reset)
 	useDefaults.Importance = widget.LowImportance
 	gen := form(
-		"Temperature", v.gen.temp,
-		"Top-p", v.gen.topP,
-		"Top-k", v.gen.topK,
-		"Max tokens", v.gen.maxTokens,
+		"Temperature", v.Gen.Temp,
+		"Top-p", v.Gen.TopP,
+		"Top-k", v.Gen.TopK,
+		"Max tokens", v.Gen.MaxTokens,
 	)
 	media := form(
-		"Image detail", v.gen.budget,
-		"Video frames/s", v.gen.fps,
-		"Max video frames", v.gen.frames,
+		"Image detail", v.Gen.Budget,
+		"Video frames/s", v.Gen.fps,
+		"Max video frames", v.Gen.frames,
 	)
 	app := form(
-		"Quick-ask hotkey", container.NewVBox(v.hotkey, v.hotkeyNote),
+		"Quick-ask hotkey", container.NewVBox(v.Hotkey, v.hotkeyNote),
 		"Launch at login", v.login,
 		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
 		"Local API", container.NewVBox(v.api, look.Note(look.PlatformText("On this Mac only (localhost).", "On this computer only (localhost)."))),
-		"API port", v.port,
+		"API port", v.Port,
 	)
 	saved := look.Caption("Changes are saved as you make them.")
 	body := container.NewVBox(
@@ -106,10 +106,10 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 		look.Section("Model", model), look.Section("Generation", gen), look.Section("Media", media),
 		container.NewHBox(useDefaults), look.Section("App", app),
 	)
-	if e.tools != nil {
+	if e.Tools != nil {
 		manage := widget.NewButtonWithIcon("Tool servers…", theme.SettingsIcon(), func() {
-			if v.onTools != nil {
-				v.onTools()
+			if v.OnTools != nil {
+				v.OnTools()
 			}
 		})
 		body.Add(look.Section("Tools", form(
@@ -117,18 +117,18 @@ func newSettingsView(e *env, win fyne.Window) *settingsView {
 			"Rounds per answer", container.NewVBox(v.toolRounds, look.Note("How many rounds of tool calls one answer may make before it must answer.")),
 		)))
 	}
-	body.Add(v.status)
-	v.root = look.PageScroll(container.NewPadded(body))
-	v.showHotkeyState()
-	e.model.Watch(func(s ui.ModelState) { e.do(func() { v.gen.showDefaults(s.Defaults) }) })
-	v.gen.showDefaults(e.model.State().Defaults)
-	v.load()
+	body.Add(v.Status)
+	v.Root = look.PageScroll(container.NewPadded(body))
+	v.ShowHotkeyState()
+	e.Model.Watch(func(s ui.ModelState) { e.Do(func() { v.Gen.showDefaults(s.Defaults) }) })
+	v.Gen.showDefaults(e.Model.State().Defaults)
+	v.Load()
 	v.watchChanges()
 	return v
 }
 
 // form lays out label/widget pairs with one label column width for every
-// Section, so the settings page reads as one aligned form.
+// section, so the settings page reads as one aligned form.
 func form(pairs ...any) fyne.CanvasObject {
 	rows := container.NewVBox()
 	for i := 0; i+1 < len(pairs); i += 2 {
@@ -160,16 +160,16 @@ func (r *labeledRow) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	return fyne.NewSize(r.labelWidth+theme.Padding()+w.Width, max(w.Height, objs[0].MinSize().Height))
 }
 
-// load shows the saved settings.
-func (v *settingsView) load() {
+// Load shows the saved settings.
+func (v *View) Load() {
 	v.loading = true
 	defer func() { v.loading = false }()
 	v.typing++ // what was typed before is replaced
-	s := v.env.settings.Load()
+	s := v.env.Settings.Load()
 	v.loaded = s
 	v.modelIDs = map[string]string{}
 	var names []string
-	if models, err := v.env.catalog.Models(); err == nil {
+	if models, err := v.env.Catalog.Models(); err == nil {
 		for _, m := range models {
 			if m.Downloaded {
 				v.modelIDs[m.Name] = m.ID
@@ -182,41 +182,41 @@ func (v *settingsView) load() {
 		names = append(names, s.DefaultModel)
 	}
 	sort.Strings(names)
-	v.model.Options = names
+	v.Model.Options = names
 	if len(names) > 0 {
-		v.model.PlaceHolder = "Choose the model new chats use"
+		v.Model.PlaceHolder = "Choose the model new chats use"
 	}
-	if m := v.env.model.State(); s.DefaultModel == "" && m.Name != "" {
-		v.model.PlaceHolder = m.Name + ", the model in use" // none chosen: new chats use it
+	if m := v.env.Model.State(); s.DefaultModel == "" && m.Name != "" {
+		v.Model.PlaceHolder = m.Name + ", the model in use" // none chosen: new chats use it
 	}
-	v.model.ClearSelected()
+	v.Model.ClearSelected()
 	for n, id := range v.modelIDs {
 		if id == s.DefaultModel {
-			v.model.SetSelected(n)
+			v.Model.SetSelected(n)
 		}
 	}
-	v.system.SetText(s.SystemPrompt)
-	v.gen.set(s)
-	v.thinking.SetChecked(s.Thinking)
+	v.System.SetText(s.SystemPrompt)
+	v.Gen.set(s)
+	v.Thinking.SetChecked(s.Thinking)
 	v.longChats.SetSelected(longChatTrim)
 	if s.ContextPolicy == ui.AskFirst {
 		v.longChats.SetSelected(longChatAsk)
 	}
-	v.hotkey.SetText(s.Hotkey)
+	v.Hotkey.SetText(s.Hotkey)
 	v.login.SetChecked(s.LaunchAtLogin)
 	v.modelsDir.SetText(s.ModelsDir)
 	v.api.SetChecked(s.LocalAPI)
-	v.port.SetText(strconv.Itoa(s.LocalAPIPort))
+	v.Port.SetText(strconv.Itoa(s.LocalAPIPort))
 	rounds := s.ToolRounds
 	if rounds == 0 {
 		rounds = ui.DefaultToolRounds
 	}
 	v.toolRounds.SetText(strconv.Itoa(rounds))
-	v.status.SetText("")
+	v.Status.SetText("")
 }
 
 // read collects the form into Settings, reporting fields that are not numbers.
-func (v *settingsView) read() (ui.Settings, error) {
+func (v *View) read() (ui.Settings, error) {
 	s := v.loaded
 	var bad []string
 	num := func(name string, e *widget.Entry, dst *int) {
@@ -227,22 +227,22 @@ func (v *settingsView) read() (ui.Settings, error) {
 		}
 		*dst = n
 	}
-	s.DefaultModel = v.modelIDs[v.model.Selected]
-	s.SystemPrompt = strings.TrimSpace(v.system.Text)
-	bad = append(bad, v.gen.read(&s)...)
-	s.Thinking = v.thinking.Checked
+	s.DefaultModel = v.modelIDs[v.Model.Selected]
+	s.SystemPrompt = strings.TrimSpace(v.System.Text)
+	bad = append(bad, v.Gen.read(&s)...)
+	s.Thinking = v.Thinking.Checked
 	s.ContextPolicy = ui.TrimOldest
 	if v.longChats.Selected == longChatAsk {
 		s.ContextPolicy = ui.AskFirst
 	}
-	s.Hotkey = strings.TrimSpace(v.hotkey.Text)
+	s.Hotkey = strings.TrimSpace(v.Hotkey.Text)
 	if h, err := ui.ParseHotkey(s.Hotkey); err == nil {
 		s.Hotkey = h.String()
 	}
 	s.LaunchAtLogin = v.login.Checked
 	s.ModelsDir = strings.TrimSpace(v.modelsDir.Text)
 	s.LocalAPI = v.api.Checked
-	num("API port", v.port, &s.LocalAPIPort)
+	num("API port", v.Port, &s.LocalAPIPort)
 	num("Rounds per answer", v.toolRounds, &s.ToolRounds)
 	if len(bad) > 0 {
 		return s, fmt.Errorf("%s", strings.Join(bad, "; "))
@@ -250,32 +250,32 @@ func (v *settingsView) read() (ui.Settings, error) {
 	return s, nil
 }
 
-// save stores the form and applies it; it reports whether it was stored.
-func (v *settingsView) save() bool {
+// Save stores the form and applies it; it reports whether it was stored.
+func (v *View) Save() bool {
 	s, err := v.read()
 	if err == nil {
-		err = s.Validate(v.env.budgets)
+		err = s.Validate(v.env.Budgets)
 	}
 	if err == nil {
-		err = v.env.settings.Save(s)
+		err = v.env.Settings.Save(s)
 	}
 	if err != nil {
-		v.status.Importance = widget.DangerImportance
-		v.status.SetText("Not saved: " + err.Error())
+		v.Status.Importance = widget.DangerImportance
+		v.Status.SetText("Not saved: " + err.Error())
 		return false
 	}
 	old := v.loaded
 	v.loaded = s
-	v.hotkey.SetText(s.Hotkey)
-	if v.env.applySettings != nil {
-		if err := v.env.applySettings(old, s); err != nil {
-			v.status.Importance = widget.WarningImportance
-			v.status.SetText("Saved, but " + err.Error())
+	v.Hotkey.SetText(s.Hotkey)
+	if v.env.ApplySettings != nil {
+		if err := v.env.ApplySettings(old, s); err != nil {
+			v.Status.Importance = widget.WarningImportance
+			v.Status.SetText("Saved, but " + err.Error())
 			return true
 		}
 	}
-	v.status.Importance = widget.SuccessImportance
-	v.status.SetText("Saved.")
+	v.Status.Importance = widget.SuccessImportance
+	v.Status.SetText("Saved.")
 	return true
 }
 
@@ -294,16 +294,16 @@ const (
 	longChatAsk  = "Stop and ask me first"
 )
 
-// showHotkeyState says under the shortcut whether it works, and the command
+// ShowHotkeyState says under the shortcut whether it works, and the command
 // a desktop shortcut can run instead.
-func (v *settingsView) showHotkeyState() {
+func (v *View) ShowHotkeyState() {
 	e := v.env
 	switch {
-	case e.hotkeyActive != "":
-		h, _ := ui.ParseHotkey(e.hotkeyActive)
+	case e.HotkeyActive != "":
+		h, _ := ui.ParseHotkey(e.HotkeyActive)
 		v.hotkeyNote.SetText(h.Label() + " opens Quick Ask from any app.")
-	case e.hotkeyErr != nil:
-		v.hotkeyNote.SetText("Not active: " + e.hotkeyErr.Error() + ".")
+	case e.HotkeyErr != nil:
+		v.hotkeyNote.SetText("Not active: " + e.HotkeyErr.Error() + ".")
 	default:
 		v.hotkeyNote.SetText("")
 	}

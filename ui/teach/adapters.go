@@ -1,9 +1,6 @@
-package window
+package teach
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"math"
 	"strings"
@@ -13,20 +10,23 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // adaptersView lists the adapters the user owns: what each is, and
 // rename, export, delete; import adds one made elsewhere (mlx-lm).
 type adaptersView struct {
-	env    *env
+	env    *ui.Env
 	win    fyne.Window
 	list   *fyne.Container
 	status *widget.Label
 	items  []ui.AdapterInfo
-	root   fyne.CanvasObject
+	Root   fyne.CanvasObject
 }
 
-func newAdaptersView(e *env, win fyne.Window) *adaptersView {
+func newAdaptersView(e *ui.Env, win fyne.Window) *adaptersView {
 	v := &adaptersView{env: e, win: win, list: container.NewVBox()}
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
@@ -39,15 +39,15 @@ func newAdaptersView(e *env, win fyne.Window) *adaptersView {
 		}, win)
 	})
 	imp.Importance = widget.LowImportance
-	v.root = container.NewVBox(v.list, v.status, container.NewHBox(imp))
+	v.Root = container.NewVBox(v.list, v.status, container.NewHBox(imp))
 	return v
 }
 
 func (v *adaptersView) reload() {
-	if v.env.adapters == nil {
+	if v.env.Adapters == nil {
 		return
 	}
-	items, err := v.env.adapters.Adapters()
+	items, err := v.env.Adapters.Adapters()
 	if err != nil {
 		v.say("Could not list adapters: "+err.Error(), widget.DangerImportance)
 		return
@@ -117,9 +117,9 @@ func (v *adaptersView) say(msg string, imp widget.Importance) {
 
 // act runs f off the UI goroutine, then shows its outcome and reloads.
 func (v *adaptersView) act(f func() (string, error)) {
-	v.env.run(func() {
+	v.env.Run(func() {
 		msg, err := f()
-		v.env.do(func() {
+		v.env.Do(func() {
 			if err != nil {
 				v.say(err.Error(), widget.DangerImportance)
 			} else {
@@ -139,7 +139,7 @@ func (v *adaptersView) rename(a ui.AdapterInfo) {
 			return
 		}
 		name := strings.TrimSpace(e.Text)
-		v.act(func() (string, error) { return "", v.env.adapters.RenameAdapter(a.ID, name) })
+		v.act(func() (string, error) { return "", v.env.Adapters.RenameAdapter(a.ID, name) })
 	}, v.win)
 }
 
@@ -150,7 +150,7 @@ func (v *adaptersView) export(a ui.AdapterInfo) {
 		}
 		dir := u.Path()
 		v.act(func() (string, error) {
-			out, err := v.env.adapters.ExportAdapter(a.ID, dir)
+			out, err := v.env.Adapters.ExportAdapter(a.ID, dir)
 			what := "Exported"
 			if !math.IsNaN(a.BestVal) && a.BestStep > 0 && a.BestStep < a.Steps {
 				what = fmt.Sprintf("Exported the checkpoint at step %d (the lowest validation loss)", a.BestStep)
@@ -165,34 +165,34 @@ func (v *adaptersView) confirmDelete(a ui.AdapterInfo) {
 		fmt.Sprintf("This frees %s. Chats that use it go back to the base model.", ui.ByteSize(a.Size)),
 		func(ok bool) {
 			if ok {
-				v.act(func() (string, error) { return "", v.env.adapters.DeleteAdapter(a.ID) })
+				v.act(func() (string, error) { return "", v.env.Adapters.DeleteAdapter(a.ID) })
 			}
 		}, v.win)
 }
 
 func (v *adaptersView) importFolder(dir string) {
 	v.act(func() (string, error) {
-		a, err := v.env.adapters.ImportAdapter(dir)
+		a, err := v.env.Adapters.ImportAdapter(dir)
 		return fmt.Sprintf("Imported %s (%s).", a.Name, adapterFacts(a)), err
 	})
 }
 
 // runsList is the run history: each run's state, with the way back to it.
 type runsList struct {
-	env  *env
+	env  *ui.Env
 	list *fyne.Container
 	open func(ui.TrainRun)
 	root fyne.CanvasObject
 }
 
-func newRunsList(e *env, open func(ui.TrainRun)) *runsList {
+func newRunsList(e *ui.Env, open func(ui.TrainRun)) *runsList {
 	l := &runsList{env: e, list: container.NewVBox(), open: open}
 	l.root = l.list
 	return l
 }
 
 func (l *runsList) reload() {
-	runs, err := l.env.teacher.Runs()
+	runs, err := l.env.Teacher.Runs()
 	l.list.Objects = nil
 	if err != nil {
 		l.list.Add(widget.NewLabel("Could not read past runs: " + err.Error()))

@@ -1,10 +1,6 @@
-package window
+package teach
 
 import (
-	"perch/ui"
-	"perch/ui/chart"
-	"perch/ui/look"
-
 	"fmt"
 	"math"
 	"sync"
@@ -16,27 +12,31 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/chart"
+	"perch/ui/look"
 )
 
 // runPanel shows one run: what it is, where it stands, its controls and
 // the live loss (and margin) chart.
 type runPanel struct {
-	env   *env
+	env   *ui.Env
 	win   fyne.Window
-	root  *fyne.Container
+	Root  *fyne.Container
 	title *widget.Label
-	state *widget.Label
-	note  *widget.Label
-	bar   *widget.ProgressBar
+	State *widget.Label
+	Note  *widget.Label
+	Bar   *widget.ProgressBar
 
-	pause, resume, stop, fromCkpt, try *widget.Button
+	Pause, Resume, Stop, fromCkpt, try *widget.Button
 	head                               *fyne.Container
 
-	loss, margin *chart.LineChart
-	explain      *widget.Label // what the charts mean
+	Loss, Margin *chart.LineChart
+	Explain      *widget.Label // what the charts mean
 	marginLabel  string        // the method's own name for the margin chart, once a step said it
-	run          ui.TrainRun
-	shown        bool
+	Run          ui.TrainRun
+	Shown        bool
 
 	mu      sync.Mutex
 	pending []ui.TrainUpdate
@@ -45,94 +45,94 @@ type runPanel struct {
 	parent     *fyne.Container        // the page, laid out again when the panel appears
 	onFinished func()                 // a run ended: adapters and runs changed
 	onStarted  func()                 // a run began
-	onTry      func(adapterID string) // "Try it in a new chat"
+	OnTry      func(adapterID string) // "Try it in a new chat"
 }
 
-func newRunPanel(e *env, win fyne.Window) *runPanel {
+func newRunPanel(e *ui.Env, win fyne.Window) *runPanel {
 	p := &runPanel{env: e, win: win}
 	p.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.title.Truncation = fyne.TextTruncateEllipsis
-	p.state = widget.NewLabel("")
-	p.state.Wrapping = fyne.TextWrapWord
-	p.note = widget.NewLabel("")
-	p.note.Wrapping = fyne.TextWrapWord
-	p.note.Hide()
-	p.bar = widget.NewProgressBar()
-	p.bar.TextFormatter = func() string { return fmt.Sprintf("%.0f%%", p.bar.Value*100) }
-	p.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.control(e.teacher.Pause) })
-	p.resume = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { p.control(e.teacher.Resume) })
-	p.resume.Importance = widget.HighImportance
-	p.stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.confirmStop)
+	p.State = widget.NewLabel("")
+	p.State.Wrapping = fyne.TextWrapWord
+	p.Note = widget.NewLabel("")
+	p.Note.Wrapping = fyne.TextWrapWord
+	p.Note.Hide()
+	p.Bar = widget.NewProgressBar()
+	p.Bar.TextFormatter = func() string { return fmt.Sprintf("%.0f%%", p.Bar.Value*100) }
+	p.Pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.control(e.Teacher.Pause) })
+	p.Resume = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { p.control(e.Teacher.Resume) })
+	p.Resume.Importance = widget.HighImportance
+	p.Stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.confirmStop)
 	p.fromCkpt = widget.NewButtonWithIcon("Resume from checkpoint", theme.MediaReplayIcon(), p.resumeFromCheckpoint)
 	p.fromCkpt.Importance = widget.HighImportance
 	p.try = widget.NewButtonWithIcon("Try it in a new chat", look.SparkIcon, func() {
-		if p.onTry != nil && p.run.AdapterID != "" {
-			p.onTry(p.run.AdapterID)
+		if p.OnTry != nil && p.Run.AdapterID != "" {
+			p.OnTry(p.Run.AdapterID)
 		}
 	})
 	p.try.Importance = widget.HighImportance
-	p.loss = chart.NewLineChart("Loss",
+	p.Loss = chart.NewLineChart("Loss",
 		&chart.ChartSeries{Name: "Training", Color: theme.ColorNamePrimary, Smooth: 0.8},
 		&chart.ChartSeries{Name: "Validation", Color: theme.ColorNameWarning, Dots: true})
-	p.margin = chart.NewLineChart("Reward margin", &chart.ChartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
-	buttons := container.NewHBox(p.pause, p.resume, p.stop, p.fromCkpt, p.try)
+	p.Margin = chart.NewLineChart("Reward margin", &chart.ChartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
+	buttons := container.NewHBox(p.Pause, p.Resume, p.Stop, p.fromCkpt, p.try)
 	// The buttons under the lines, not beside them: the title keeps the
 	// card's width ("Gemma-4 (tex…" was cut) and a narrow window stays so.
-	p.head = container.NewVBox(p.title, p.state, buttons)
-	charts := container.NewGridWithRows(1, p.loss, p.margin)
-	p.explain = widget.NewLabel("")
-	p.explain.Wrapping = fyne.TextWrapWord
-	p.explain.Importance = widget.LowImportance
-	p.root = container.NewVBox(card(container.NewVBox(p.head, p.bar, p.note, charts, p.explain)))
-	p.root.Hide()
+	p.head = container.NewVBox(p.title, p.State, buttons)
+	charts := container.NewGridWithRows(1, p.Loss, p.Margin)
+	p.Explain = widget.NewLabel("")
+	p.Explain.Wrapping = fyne.TextWrapWord
+	p.Explain.Importance = widget.LowImportance
+	p.Root = container.NewVBox(card(container.NewVBox(p.head, p.Bar, p.Note, charts, p.Explain)))
+	p.Root.Hide()
 	return p
 }
 
 // active reports whether the shown run is still going.
-func (p *runPanel) active() bool { return p.shown && p.run.State.Active() }
+func (p *runPanel) active() bool { return p.Shown && p.Run.State.Active() }
 
 // restore shows the newest run when the page opens and none is shown.
 func (p *runPanel) restore() {
-	if p.shown {
+	if p.Shown {
 		return
 	}
-	p.env.run(func() {
-		runs, err := p.env.teacher.Runs()
+	p.env.Run(func() {
+		runs, err := p.env.Teacher.Runs()
 		if err != nil || len(runs) == 0 {
 			return
 		}
-		p.env.do(func() {
-			if !p.shown {
-				p.follow(runs[0])
+		p.env.Do(func() {
+			if !p.Shown {
+				p.Follow(runs[0])
 			}
 		})
 	})
 }
 
-// follow shows run r with the points recorded so far.
-func (p *runPanel) follow(r ui.TrainRun) {
-	p.shown = true
-	started := !p.run.State.Active() && r.State.Active()
-	p.run = r
+// Follow shows run r with the points recorded so far.
+func (p *runPanel) Follow(r ui.TrainRun) {
+	p.Shown = true
+	started := !p.Run.State.Active() && r.State.Active()
+	p.Run = r
 	if started && p.onStarted != nil {
 		p.onStarted()
 	}
-	p.loss.Reset()
-	p.margin.Reset()
+	p.Loss.Reset()
+	p.Margin.Reset()
 	p.render()
 	id := r.ID
-	p.env.run(func() {
-		pts, err := p.env.teacher.Points(id)
-		p.env.do(func() {
-			if p.run.ID != id {
+	p.env.Run(func() {
+		pts, err := p.env.Teacher.Points(id)
+		p.env.Do(func() {
+			if p.Run.ID != id {
 				return
 			}
 			if err != nil {
 				p.showNote("Could not read this run's metrics: "+err.Error(), widget.DangerImportance)
 				return
 			}
-			p.loss.Reset()
-			p.margin.Reset()
+			p.Loss.Reset()
+			p.Margin.Reset()
 			p.addPoints(pts)
 		})
 	})
@@ -149,7 +149,7 @@ func (p *runPanel) push(u ui.TrainUpdate) {
 	}
 	p.queued = true
 	p.mu.Unlock()
-	p.env.do(p.flush)
+	p.env.Do(p.flush)
 }
 
 func (p *runPanel) flush() {
@@ -160,18 +160,18 @@ func (p *runPanel) flush() {
 	var pts []ui.TrainPoint
 	finished := false
 	for _, u := range batch {
-		if u.Run.ID != p.run.ID {
-			if !u.Run.State.Active() || (p.shown && p.run.State.Active()) {
+		if u.Run.ID != p.Run.ID {
+			if !u.Run.State.Active() || (p.Shown && p.Run.State.Active()) {
 				continue // another run's news; the shown one stays
 			}
-			p.follow(u.Run) // a new run started (from the form or elsewhere)
+			p.Follow(u.Run) // a new run started (from the form or elsewhere)
 			continue
 		}
-		finished = finished || (p.run.State.Active() && !u.Run.State.Active())
-		p.run = u.Run
+		finished = finished || (p.Run.State.Active() && !u.Run.State.Active())
+		p.Run = u.Run
 		pts = append(pts, u.Points...)
 	}
-	p.shown = true
+	p.Shown = true
 	if len(pts) > 0 {
 		p.addPoints(pts)
 	} else {
@@ -185,9 +185,9 @@ func (p *runPanel) flush() {
 func (p *runPanel) addPoints(pts []ui.TrainPoint) {
 	for _, pt := range pts {
 		x := float64(pt.Step)
-		p.loss.Add(0, x, pt.Loss)
-		p.loss.Add(1, x, pt.ValLoss)
-		p.margin.Add(0, x, pt.Margin)
+		p.Loss.Add(0, x, pt.Loss)
+		p.Loss.Add(1, x, pt.ValLoss)
+		p.Margin.Add(0, x, pt.Margin)
 		if pt.MarginLabel != "" {
 			p.marginLabel = pt.MarginLabel
 		}
@@ -197,18 +197,18 @@ func (p *runPanel) addPoints(pts []ui.TrainPoint) {
 
 // render shows the run's state, controls and charts.
 func (p *runPanel) render() {
-	r := p.run
-	if !p.root.Visible() {
-		p.root.Show()
+	r := p.Run
+	if !p.Root.Visible() {
+		p.Root.Show()
 		if p.parent != nil {
 			p.parent.Refresh() // a VBox sizes only the children visible when it laid out
 		}
 	}
-	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, presetFor(r.Plan.Method).Short, r.BaseName))
+	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, PresetFor(r.Plan.Method).Short, r.BaseName))
 	if r.Steps > 0 {
-		p.bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
+		p.Bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
 	}
-	p.state.SetText(runStateLine(r))
+	p.State.SetText(runStateLine(r))
 	switch {
 	case r.State == ui.RunFailed:
 		p.showNote(r.Err, widget.DangerImportance)
@@ -228,44 +228,44 @@ func (p *runPanel) render() {
 			b.Hide()
 		}
 	}
-	show(p.pause, r.State == ui.RunTraining || r.State == ui.RunPreparing)
-	show(p.resume, r.State == ui.RunPaused)
-	show(p.stop, r.State.Active())
+	show(p.Pause, r.State == ui.RunTraining || r.State == ui.RunPreparing)
+	show(p.Resume, r.State == ui.RunPaused)
+	show(p.Stop, r.State.Active())
 	show(p.fromCkpt, (r.State == ui.RunInterrupted || r.State == ui.RunStopped || r.State == ui.RunFailed) && r.LastCheckpoint > 0 && r.Step < r.Steps)
-	show(p.try, r.State == ui.RunDone && r.AdapterID != "" && p.onTry != nil)
+	show(p.try, r.State == ui.RunDone && r.AdapterID != "" && p.OnTry != nil)
 	p.head.Refresh() // lay the buttons out again: which are shown changed
-	p.loss.XMax, p.margin.XMax = float64(r.Steps), float64(r.Steps)
+	p.Loss.XMax, p.Margin.XMax = float64(r.Steps), float64(r.Steps)
 	switch {
 	case p.marginLabel != "":
-		p.margin.Title = capitalize(p.marginLabel)
+		p.Margin.Title = capitalize(p.marginLabel)
 	case r.Plan.Method == ui.MethodORPO:
-		p.margin.Title = "Log-odds margin"
+		p.Margin.Title = "Log-odds margin"
 	default:
-		p.margin.Title = "Reward margin"
+		p.Margin.Title = "Reward margin"
 	}
 	switch r.Plan.Method {
 	case ui.MethodSFT:
-		p.margin.Hide()
-		p.explain.SetText("Loss falls as the adapter learns to answer like your examples; the validation loss, on rows held back, says whether it learned more than the rows by heart.")
+		p.Margin.Hide()
+		p.Explain.SetText("Loss falls as the adapter learns to answer like your examples; the validation loss, on rows held back, says whether it learned more than the rows by heart.")
 	case ui.MethodKTO:
-		p.margin.Show()
-		p.explain.SetText("Loss falls as the adapter learns. The margin rises as answers you liked grow more likely than those you disliked, measured against where the model started.")
+		p.Margin.Show()
+		p.Explain.SetText("Loss falls as the adapter learns. The margin rises as answers you liked grow more likely than those you disliked, measured against where the model started.")
 	default:
-		p.margin.Show()
-		p.explain.SetText("Loss falls as the adapter learns. The margin (chosen − rejected) rises as it comes to prefer the better answer of each pair over the worse one; above zero, it prefers the better.")
+		p.Margin.Show()
+		p.Explain.SetText("Loss falls as the adapter learns. The margin (chosen − rejected) rises as it comes to prefer the better answer of each pair over the worse one; above zero, it prefers the better.")
 	}
-	p.loss.Refresh()
-	p.margin.Refresh()
+	p.Loss.Refresh()
+	p.Margin.Refresh()
 }
 
 func (p *runPanel) showNote(msg string, imp widget.Importance) {
 	if msg == "" {
-		p.note.Hide()
+		p.Note.Hide()
 		return
 	}
-	p.note.Importance = imp
-	p.note.SetText(msg)
-	p.note.Show()
+	p.Note.Importance = imp
+	p.Note.SetText(msg)
+	p.Note.Show()
 }
 
 // runStateLine is "Step 120 of 200 · 850 tokens/s · about 4 min left".
@@ -293,7 +293,7 @@ func runStateLine(r ui.TrainRun) string {
 			s += fmt.Sprintf(" · %.0f tokens/s", r.TokensPerSec)
 		}
 		if r.ETA > 0 {
-			s += " · " + eta(r.ETA)
+			s += " · " + look.ETA(r.ETA)
 		}
 		return s
 	case ui.RunPaused:
@@ -327,10 +327,10 @@ func tookText(d time.Duration) string {
 }
 
 func (p *runPanel) control(f func(string) error) {
-	id := p.run.ID
-	p.env.run(func() {
+	id := p.Run.ID
+	p.env.Run(func() {
 		if err := f(id); err != nil {
-			p.env.do(func() { p.showNote(err.Error(), widget.DangerImportance) })
+			p.env.Do(func() { p.showNote(err.Error(), widget.DangerImportance) })
 		}
 	})
 }
@@ -339,7 +339,7 @@ func (p *runPanel) confirmStop() {
 	d := dialog.NewConfirm("Stop training?", "The adapter as it is now is saved, and you can resume from its last checkpoint later.",
 		func(ok bool) {
 			if ok {
-				p.control(p.env.teacher.Stop)
+				p.control(p.env.Teacher.Stop)
 			}
 		}, p.win)
 	d.SetConfirmText("Stop training")
@@ -348,15 +348,15 @@ func (p *runPanel) confirmStop() {
 }
 
 func (p *runPanel) resumeFromCheckpoint() {
-	id := p.run.ID
-	p.env.run(func() {
-		r, err := p.env.teacher.ResumeFromCheckpoint(id)
-		p.env.do(func() {
+	id := p.Run.ID
+	p.env.Run(func() {
+		r, err := p.env.Teacher.ResumeFromCheckpoint(id)
+		p.env.Do(func() {
 			if err != nil {
 				p.showNote(err.Error(), widget.DangerImportance)
 				return
 			}
-			p.follow(r)
+			p.Follow(r)
 		})
 	})
 }

@@ -1,9 +1,6 @@
-package window
+package chat
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +12,11 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/compose"
+	"perch/ui/look"
+	"perch/ui/tools"
 )
 
 // messageActions are what a message row's buttons do.
@@ -23,8 +25,8 @@ type messageActions struct {
 	regenerate func(m ui.Message)
 	edit       func(m ui.Message, text string)
 	copy       func(text string)
-	rate       func(m ui.Message, r ui.Rating) // nil: no feedback buttons
-	correct    func(m ui.Message, text string) // "this is what it should have said"
+	Rate       func(m ui.Message, r ui.Rating) // nil: no feedback buttons
+	Correct    func(m ui.Message, text string) // "this is what it should have said"
 	useVersion func(m ui.Message, n int)       // nil: no ◀ ▶ (quick-ask)
 	allowTrim  func(m ui.Message)              // nil: a full context only says so
 	newChat    func()
@@ -35,60 +37,60 @@ type messageActions struct {
 	tips  *look.Tips // the window's tooltips (nil: none)
 }
 
-// messageView renders one message and updates in place while it streams.
-type messageView struct {
-	msg     ui.Message
-	acts    messageActions
-	root    *fyne.Container
-	body    *fyne.Container // segments
-	tools   *toolCards      // the answer's tool calls, as cards
-	segs    []fyne.CanvasObject
+// MessageView renders one message and updates in place while it streams.
+type MessageView struct {
+	Msg     ui.Message
+	Acts    messageActions
+	Root    *fyne.Container
+	Body    *fyne.Container // segments
+	Tools   *tools.Cards    // the answer's tool calls, as cards
+	Segs    []fyne.CanvasObject
 	kinds   []segment // kind and lang of each rendered segment
-	think   *widget.Accordion
-	thinkTx *widget.Label
-	status  *widget.Label
-	note    *fyne.Container // error / interrupted / stopped line
-	stats   *canvas.Text
-	actions *fyne.Container
-	marker  *fyne.Container // "earlier messages are not in the model's view", above this message
-	// markerLine is the marker's text ("" none).
-	markerLine string
-	editing    bool
-	// editEntry is the edit box while editing.
-	editEntry *look.ChatEntry
+	Think   *widget.Accordion
+	ThinkTx *widget.Label
+	Status  *widget.Label
+	Note    *fyne.Container // error / interrupted / stopped line
+	Stats   *canvas.Text
+	Actions *fyne.Container
+	Marker  *fyne.Container // "earlier messages are not in the model's view", above this message
+	// MarkerLine is the marker's text ("" none).
+	MarkerLine string
+	Editing    bool
+	// EditEntry is the edit box while editing.
+	EditEntry *look.ChatEntry
 }
 
-func newMessageView(m ui.Message, acts messageActions) *messageView {
-	v := &messageView{msg: m, acts: acts}
-	v.body = container.NewVBox()
-	v.tools = newToolCards()
-	v.thinkTx = widget.NewLabel("")
-	v.thinkTx.Wrapping = fyne.TextWrapWord
-	v.thinkTx.TextStyle.Italic = true
-	v.think = widget.NewAccordion(widget.NewAccordionItem("Thoughts", v.thinkTx))
-	v.status = widget.NewLabel("")
-	v.status.Importance = widget.LowImportance
-	v.status.Hide()
-	v.note = container.NewVBox()
-	v.stats = canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder))
-	v.stats.TextSize = theme.Size(theme.SizeNameCaptionText)
-	v.actions = container.NewHBox()
+func newMessageView(m ui.Message, acts messageActions) *MessageView {
+	v := &MessageView{Msg: m, Acts: acts}
+	v.Body = container.NewVBox()
+	v.Tools = tools.NewCards()
+	v.ThinkTx = widget.NewLabel("")
+	v.ThinkTx.Wrapping = fyne.TextWrapWord
+	v.ThinkTx.TextStyle.Italic = true
+	v.Think = widget.NewAccordion(widget.NewAccordionItem("Thoughts", v.ThinkTx))
+	v.Status = widget.NewLabel("")
+	v.Status.Importance = widget.LowImportance
+	v.Status.Hide()
+	v.Note = container.NewVBox()
+	v.Stats = canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder))
+	v.Stats.TextSize = theme.Size(theme.SizeNameCaptionText)
+	v.Actions = container.NewHBox()
 
-	v.marker = container.NewVBox()
-	v.marker.Hide()
-	content := container.NewVBox(v.think, v.tools.root, v.status, v.body, v.attachmentsRow(), v.note)
-	footer := container.New(look.FooterLayout{}, v.actions, v.stats)
+	v.Marker = container.NewVBox()
+	v.Marker.Hide()
+	content := container.NewVBox(v.Think, v.Tools.Root, v.Status, v.Body, v.attachmentsRow(), v.Note)
+	footer := container.New(look.FooterLayout{}, v.Actions, v.Stats)
 	if m.Role == ui.User {
 		bg := canvas.NewRectangle(look.ThemeColor(look.ColorBubble))
 		bg.CornerRadius = 12
 		bubble := container.NewStack(bg, container.NewPadded(content))
 		// Indent user turns so they read as the other side of the conversation.
-		v.root = container.NewVBox(v.marker, container.New(&indentLayout{left: 64}, bubble), footer)
+		v.Root = container.NewVBox(v.Marker, container.New(&indentLayout{left: 64}, bubble), footer)
 	} else {
 		head := container.NewHBox(widget.NewIcon(look.SparkIcon), roleLabel(m))
-		v.root = container.NewVBox(v.marker, head, content, footer)
+		v.Root = container.NewVBox(v.Marker, head, content, footer)
 	}
-	v.update(m)
+	v.Update(m)
 	return v
 }
 
@@ -101,48 +103,48 @@ func roleLabel(m ui.Message) fyne.CanvasObject {
 	return l
 }
 
-// update re-renders the message's content, reusing segment widgets.
-func (v *messageView) update(m ui.Message) {
-	v.msg = m
-	if v.editing {
+// Update re-renders the message's content, reusing segment widgets.
+func (v *MessageView) Update(m ui.Message) {
+	v.Msg = m
+	if v.Editing {
 		return
 	}
-	v.tools.show(m.Tools, m.State == ui.Streaming)
+	v.Tools.Show(m.Tools, m.State == ui.Streaming)
 	v.renderBody(m.Text)
 	if m.Thinking != "" {
-		v.thinkTx.SetText(strings.TrimSpace(m.Thinking))
+		v.ThinkTx.SetText(strings.TrimSpace(m.Thinking))
 		title := "Thoughts"
 		if m.State == ui.Streaming && m.Text == "" {
 			title = "Thinking…"
 		}
-		if v.think.Items[0].Title != title {
-			v.think.Items[0].Title = title
-			v.think.Refresh()
+		if v.Think.Items[0].Title != title {
+			v.Think.Items[0].Title = title
+			v.Think.Refresh()
 		}
-		v.think.Show()
+		v.Think.Show()
 	} else {
-		v.think.Hide()
+		v.Think.Hide()
 	}
 	v.renderNote(m)
-	v.stats.Text = statsLine(m.Stats)
-	v.stats.Refresh()
+	v.Stats.Text = statsLine(m.Stats)
+	v.Stats.Refresh()
 	v.renderActions(m)
 }
 
 // setStatus shows a transient line such as "Loading model…".
-func (v *messageView) setStatus(s string) {
-	if s == "" || v.msg.State != ui.Streaming {
-		v.status.Hide()
+func (v *MessageView) setStatus(s string) {
+	if s == "" || v.Msg.State != ui.Streaming {
+		v.Status.Hide()
 		return
 	}
-	v.status.SetText(s)
-	v.status.Show()
+	v.Status.SetText(s)
+	v.Status.Show()
 }
 
 // apply shows the answer so far: its text, and once done its state,
 // statistics and error; then its status line.
-func (v *messageView) apply(acc ui.Answer) {
-	m := v.msg
+func (v *MessageView) apply(acc ui.Answer) {
+	m := v.Msg
 	m.Text, m.Thinking, m.Tools = acc.Text, acc.Thinking, acc.Tools
 	if acc.View != nil {
 		m.View = *acc.View
@@ -159,13 +161,13 @@ func (v *messageView) apply(acc ui.Answer) {
 			m.ContextFull = errors.As(acc.Err, &full)
 		}
 	}
-	v.update(m)
+	v.Update(m)
 	v.setStatus(acc.Status)
 }
 
-func (v *messageView) renderBody(text string) {
+func (v *MessageView) renderBody(text string) {
 	segs := splitMarkdown(text)
-	if v.msg.Role == ui.Assistant && len(segs) == 0 && v.msg.State == ui.Streaming {
+	if v.Msg.Role == ui.Assistant && len(segs) == 0 && v.Msg.State == ui.Streaming {
 		segs = []segment{{text: "…"}}
 	}
 	// Keep widgets whose kind still matches; rebuild from the first change.
@@ -174,89 +176,89 @@ func (v *messageView) renderBody(text string) {
 		keep++
 	}
 	for i := 0; i < keep; i++ {
-		setSegment(v.segs[i], segs[i])
+		setSegment(v.Segs[i], segs[i])
 	}
-	v.segs = v.segs[:keep]
+	v.Segs = v.Segs[:keep]
 	v.kinds = v.kinds[:keep]
 	for _, s := range segs[keep:] {
-		v.segs = append(v.segs, newSegment(s, v.acts.copy))
+		v.Segs = append(v.Segs, newSegment(s, v.Acts.copy))
 		v.kinds = append(v.kinds, segment{code: s.code, lang: s.lang})
 	}
-	v.body.Objects = append([]fyne.CanvasObject(nil), v.segs...)
-	v.body.Refresh()
+	v.Body.Objects = append([]fyne.CanvasObject(nil), v.Segs...)
+	v.Body.Refresh()
 }
 
-func (v *messageView) attachmentsRow() fyne.CanvasObject {
-	if len(v.msg.Attachments) == 0 {
+func (v *MessageView) attachmentsRow() fyne.CanvasObject {
+	if len(v.Msg.Attachments) == 0 {
 		return layout.NewSpacer()
 	}
 	row := container.NewHBox()
-	for _, a := range v.msg.Attachments {
-		row.Add(newChip(a, nil))
+	for _, a := range v.Msg.Attachments {
+		row.Add(compose.NewChip(a, nil))
 	}
 	return row
 }
 
-func (v *messageView) renderNote(m ui.Message) {
-	v.note.Objects = nil
+func (v *MessageView) renderNote(m ui.Message) {
+	v.Note.Objects = nil
 	switch m.State {
 	case ui.Failed:
 		p := look.NewProblemBox()
 		p.Set(m.Err, m.ErrDetails)
-		v.note.Add(p.Root)
-		v.note.Add(container.NewHBox(v.fixButtons(m)...))
+		v.Note.Add(p.Root)
+		v.Note.Add(container.NewHBox(v.fixButtons(m)...))
 	case ui.Interrupted:
-		v.note.Add(look.Caption("Interrupted: Perch stopped before this answer finished. Regenerate to try again."))
+		v.Note.Add(look.Caption("Interrupted: Perch stopped before this answer finished. Regenerate to try again."))
 	case ui.Stopped:
-		v.note.Add(look.Caption("Stopped"))
+		v.Note.Add(look.Caption("Stopped"))
 	}
-	v.note.Refresh()
+	v.Note.Refresh()
 }
 
-func (v *messageView) renderActions(m ui.Message) {
-	v.actions.Objects = nil
+func (v *MessageView) renderActions(m ui.Message) {
+	v.Actions.Objects = nil
 	small := func(icon fyne.Resource, tip string, f func()) fyne.CanvasObject {
-		return look.NewTipButton("", icon, tip, v.acts.tips, f)
+		return look.NewTipButton("", icon, tip, v.Acts.tips, f)
 	}
 	switch {
 	case m.Role == ui.Assistant && m.State == ui.Streaming:
 		stop := widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() {
-			if v.acts.stop != nil {
-				v.acts.stop()
+			if v.Acts.stop != nil {
+				v.Acts.stop()
 			}
 		})
 		stop.Importance = widget.LowImportance
-		v.actions.Add(stop)
+		v.Actions.Add(stop)
 	case m.Role == ui.Assistant:
-		v.actions.Add(small(theme.ContentCopyIcon(), "Copy the answer", func() { v.acts.copy(v.msg.Text) }))
-		if v.acts.regenerate != nil {
-			v.actions.Add(small(theme.ViewRefreshIcon(), "Answer again: a new version, the old one kept", func() { v.acts.regenerate(v.msg) }))
+		v.Actions.Add(small(theme.ContentCopyIcon(), "Copy the answer", func() { v.Acts.copy(v.Msg.Text) }))
+		if v.Acts.regenerate != nil {
+			v.Actions.Add(small(theme.ViewRefreshIcon(), "Answer again: a new version, the old one kept", func() { v.Acts.regenerate(v.Msg) }))
 		}
 		v.addVersionSwitch(m)
 		for _, b := range v.feedbackButtons(m) {
-			v.actions.Add(b)
+			v.Actions.Add(b)
 		}
 	default:
-		v.actions.Add(small(theme.ContentCopyIcon(), "Copy your message", func() { v.acts.copy(v.msg.Text) }))
-		v.actions.Add(small(theme.DocumentCreateIcon(), "Edit your message and ask again", v.startEdit))
+		v.Actions.Add(small(theme.ContentCopyIcon(), "Copy your message", func() { v.Acts.copy(v.Msg.Text) }))
+		v.Actions.Add(small(theme.DocumentCreateIcon(), "Edit your message and ask again", v.startEdit))
 	}
-	v.actions.Refresh()
+	v.Actions.Refresh()
 }
 
 // startEdit swaps the user bubble's text for an entry with Send and
 // Cancel; Enter sends and Shift+Enter adds a line, as in the composer, and
 // Esc cancels.
-func (v *messageView) startEdit() {
-	if v.acts.edit == nil {
+func (v *MessageView) startEdit() {
+	if v.Acts.edit == nil {
 		return
 	}
-	v.editing = true
+	v.Editing = true
 	e := look.NewChatEntry()
-	e.SetText(v.msg.Text)
+	e.SetText(v.Msg.Text)
 	e.SetMinRowsVisible(3)
 	finish := func() {
-		v.editing = false
-		v.update(v.msg)
+		v.Editing = false
+		v.Update(v.Msg)
 	}
 	sendEdit := func() {
 		text := strings.TrimSpace(e.Text)
@@ -264,22 +266,22 @@ func (v *messageView) startEdit() {
 			return
 		}
 		finish()
-		v.acts.edit(v.msg, text)
+		v.Acts.edit(v.Msg, text)
 	}
 	e.OnSend, e.OnEscape = sendEdit, finish
 	send := widget.NewButtonWithIcon("Send", theme.MailSendIcon(), sendEdit)
 	send.Importance = widget.HighImportance
 	cancel := widget.NewButton("Cancel", finish)
-	v.body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
-	v.body.Refresh()
-	v.editEntry = e
+	v.Body.Objects = []fyne.CanvasObject{e, container.NewHBox(layout.NewSpacer(), cancel, send)}
+	v.Body.Refresh()
+	v.EditEntry = e
 	v.takeKeys(e)
 }
 
 // takeKeys gives the keyboard to e, a box the row just opened.
-func (v *messageView) takeKeys(e fyne.Focusable) {
-	if v.acts.focus != nil {
-		v.acts.focus(e)
+func (v *MessageView) takeKeys(e fyne.Focusable) {
+	if v.Acts.focus != nil {
+		v.Acts.focus(e)
 	}
 }
 
@@ -296,14 +298,14 @@ func newSegment(s segment, copyFn func(string)) fyne.CanvasObject {
 	if lang == "" {
 		lang = "code"
 	}
-	box := &codeBlock{code: code}
-	box.copy = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { copyFn(box.code.Text) })
-	box.copy.Importance = widget.LowImportance
+	box := &CodeBlock{Code: code}
+	box.Copy = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { copyFn(box.Code.Text) })
+	box.Copy.Importance = widget.LowImportance
 	bg := canvas.NewRectangle(look.ThemeColor(look.ColorCode))
 	bg.CornerRadius = 8
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	head := container.NewHBox(look.Caption(lang), layout.NewSpacer(), box.copy)
+	head := container.NewHBox(look.Caption(lang), layout.NewSpacer(), box.Copy)
 	box.content = container.NewStack(bg,
 		container.NewPadded(container.NewBorder(head, nil, nil, nil, container.NewHScroll(code))))
 	box.ExtendBaseWidget(box)
@@ -314,23 +316,23 @@ func setSegment(o fyne.CanvasObject, s segment) {
 	switch w := o.(type) {
 	case *widget.RichText:
 		w.ParseMarkdown(s.text)
-	case *codeBlock:
-		if w.code.Text != s.text {
-			w.code.SetText(s.text)
+	case *CodeBlock:
+		if w.Code.Text != s.text {
+			w.Code.SetText(s.text)
 		}
 	}
 }
 
-// codeBlock is a monospace, selectable code block with a Copy button.
-type codeBlock struct {
+// CodeBlock is a monospace, selectable code block with a Copy button.
+type CodeBlock struct {
 	widget.BaseWidget
-	code    *widget.Label
-	copy    *widget.Button
+	Code    *widget.Label
+	Copy    *widget.Button
 	content fyne.CanvasObject
 }
 
 // CreateRenderer implements fyne.Widget.
-func (b *codeBlock) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(b.content) }
+func (b *CodeBlock) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(b.content) }
 
 func statsLine(s *ui.Stats) string {
 	if s == nil || s.GeneratedTokens == 0 {

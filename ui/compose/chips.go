@@ -1,9 +1,6 @@
-package window
+package compose
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 
 	"fyne.io/fyne/v2"
@@ -11,23 +8,26 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// chip shows one attachment: a thumbnail or icon, its name, a detail line
+// Chip shows one attachment: a thumbnail or icon, its name, a detail line
 // (duration, size) and, while composing, a remove button.
-type chip struct {
+type Chip struct {
 	widget.BaseWidget
-	att     ui.Attachment
-	remove  *widget.Button // nil in sent messages
+	Att     ui.Attachment
+	Remove  *widget.Button // nil in sent messages
 	content fyne.CanvasObject
 }
 
 // CreateRenderer implements fyne.Widget.
-func (c *chip) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(c.content) }
+func (c *Chip) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(c.content) }
 
 const thumbSize = 44
 
-func newChip(a ui.Attachment, onRemove func()) *chip {
+func NewChip(a ui.Attachment, onRemove func()) *Chip {
 	var pic fyne.CanvasObject
 	if a.Thumb != nil {
 		img := canvas.NewImageFromImage(a.Thumb)
@@ -42,13 +42,13 @@ func newChip(a ui.Attachment, onRemove func()) *chip {
 	}
 	name := widget.NewLabel(look.Shorten(a.Name, 22))
 	name.TextStyle.Bold = true
-	info := container.New(&look.TightVBox{}, name, look.Caption(chipDetail(a)))
+	info := container.New(&look.TightVBox{}, name, look.Caption(ChipDetail(a)))
 	row := container.NewHBox(pic, info)
-	c := &chip{att: a}
+	c := &Chip{Att: a}
 	if onRemove != nil {
-		c.remove = widget.NewButtonWithIcon("", theme.CancelIcon(), onRemove)
-		c.remove.Importance = widget.LowImportance
-		row.Add(container.NewCenter(c.remove))
+		c.Remove = widget.NewButtonWithIcon("", theme.CancelIcon(), onRemove)
+		c.Remove.Importance = widget.LowImportance
+		row.Add(container.NewCenter(c.Remove))
 	}
 	bg := canvas.NewRectangle(look.ThemeColor(look.ColorCard))
 	bg.CornerRadius = 10
@@ -71,8 +71,8 @@ func kindIcon(k ui.MediaKind) fyne.Resource {
 	return theme.FileIcon()
 }
 
-// chipDetail is the chip's second line: "Audio · 0:07", "Image · 1024×768".
-func chipDetail(a ui.Attachment) string {
+// ChipDetail is the chip's second line: "Audio · 0:07", "Image · 1024×768".
+func ChipDetail(a ui.Attachment) string {
 	kind := map[ui.MediaKind]string{ui.Image: "Image", ui.Audio: "Audio", ui.Video: "Video"}[a.Kind]
 	if kind == "" {
 		kind = "File"

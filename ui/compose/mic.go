@@ -1,9 +1,6 @@
-package window
+package compose
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"time"
 
@@ -13,6 +10,9 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // MaxClip is the longest voice clip (Gemma-4 listens to at most 30 s).
@@ -25,12 +25,12 @@ const holdToTalk = 400 * time.Millisecond
 // until it is released.
 type micButton struct {
 	widget.Button
-	c          *composer
+	c          *Composer
 	pressedAt  time.Time
 	swallowTap bool // the tap that follows this press was already handled
 }
 
-func newMicButton(c *composer) *micButton {
+func newMicButton(c *Composer) *micButton {
 	m := &micButton{c: c}
 	m.Icon = look.MicIcon
 	m.Importance = widget.LowImportance
@@ -42,17 +42,17 @@ func newMicButton(c *composer) *micButton {
 // MouseDown starts a recording at once, so hold-to-talk loses nothing.
 func (m *micButton) MouseDown(*desktop.MouseEvent) {
 	m.swallowTap = false
-	if m.Disabled() || m.c.rec.active() {
+	if m.Disabled() || m.c.Rec.Active() {
 		return
 	}
 	m.pressedAt = time.Now()
-	m.swallowTap = m.c.rec.start()
+	m.swallowTap = m.c.Rec.start()
 }
 
 // MouseUp ends a hold-to-talk recording.
 func (m *micButton) MouseUp(*desktop.MouseEvent) {
-	if m.swallowTap && time.Since(m.pressedAt) >= holdToTalk && m.c.rec.active() {
-		m.c.rec.finish(true)
+	if m.swallowTap && time.Since(m.pressedAt) >= holdToTalk && m.c.Rec.Active() {
+		m.c.Rec.finish(true)
 	}
 }
 
@@ -63,88 +63,88 @@ func (m *micButton) tap() {
 		m.swallowTap = false
 		return
 	}
-	if m.c.rec.active() {
-		m.c.rec.finish(true)
+	if m.c.Rec.Active() {
+		m.c.Rec.finish(true)
 	} else {
-		m.c.rec.start()
+		m.c.Rec.start()
 	}
 }
 
 // recorderPanel replaces the entry while recording: a red dot, elapsed time,
 // a live level meter, Cancel and Done.
 type recorderPanel struct {
-	c       *composer
+	c       *Composer
 	rec     ui.Recording
 	started time.Time
 	peak    float64
 	ending  bool
 
 	elapsed *widget.Label
-	meter   *levelMeter
-	root    fyne.CanvasObject
+	Meter   *levelMeter
+	Root    fyne.CanvasObject
 }
 
-func newRecorderPanel(c *composer) *recorderPanel {
+func newRecorderPanel(c *Composer) *recorderPanel {
 	p := &recorderPanel{c: c}
 	dot := canvas.NewCircle(look.ThemeColor(theme.ColorNameError))
 	p.elapsed = widget.NewLabel("0:00 / 0:30")
 	p.elapsed.TextStyle.Monospace = true
-	p.meter = newLevelMeter()
+	p.Meter = newLevelMeter()
 	cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { p.finish(false) })
 	cancel.Importance = widget.LowImportance
 	done := widget.NewButtonWithIcon("Done", theme.ConfirmIcon(), func() { p.finish(true) })
-	p.root = container.NewBorder(nil, nil,
+	p.Root = container.NewBorder(nil, nil,
 		container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(12), dot), widget.NewLabel("Recording"), p.elapsed),
 		container.NewHBox(cancel, done),
-		container.NewPadded(p.meter))
+		container.NewPadded(p.Meter))
 	return p
 }
 
-func (p *recorderPanel) active() bool { return p.rec != nil }
+func (p *recorderPanel) Active() bool { return p.rec != nil }
 
 // start begins a clip; it reports whether recording started.
 func (p *recorderPanel) start() bool {
-	if p.rec != nil || p.c.env.recorder == nil {
-		if p.c.env.recorder == nil {
-			p.c.showNotice("Voice clips are not available in this build.")
+	if p.rec != nil || p.c.env.Recorder == nil {
+		if p.c.env.Recorder == nil {
+			p.c.ShowNotice("Voice clips are not available in this build.")
 		}
 		return false
 	}
-	rec, err := p.c.env.recorder.Start(MaxClip)
+	rec, err := p.c.env.Recorder.Start(MaxClip)
 	if err != nil {
-		p.c.showNotice(err.Error())
+		p.c.ShowNotice(err.Error())
 		return false
 	}
 	p.rec, p.started, p.peak, p.ending = rec, time.Now(), 0, false
-	p.meter.set(0)
+	p.Meter.set(0)
 	p.tick()
-	p.c.input.Objects = []fyne.CanvasObject{p.root}
-	p.c.input.Refresh()
+	p.c.Input.Objects = []fyne.CanvasObject{p.Root}
+	p.c.Input.Refresh()
 	p.c.clearNotice()
 	levels := rec.Levels()
-	p.c.env.run(func() {
+	p.c.env.Run(func() {
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
 			case l, ok := <-levels:
 				if !ok { // stopped, cancelled or hit the cap
-					p.c.env.do(func() {
+					p.c.env.Do(func() {
 						if p.rec == rec {
 							p.finish(true)
 						}
 					})
 					return
 				}
-				p.c.env.do(func() {
+				p.c.env.Do(func() {
 					if p.rec == rec {
 						p.peak = max(p.peak, l)
-						p.meter.set(l)
+						p.Meter.set(l)
 						p.tick()
 					}
 				})
 			case <-t.C:
-				p.c.env.do(func() {
+				p.c.env.Do(func() {
 					if p.rec == rec {
 						p.tick()
 					}
@@ -168,8 +168,8 @@ func (p *recorderPanel) finish(keep bool) {
 	}
 	p.ending = true
 	p.rec = nil
-	p.c.input.Objects = []fyne.CanvasObject{p.c.entry}
-	p.c.input.Refresh()
+	p.c.Input.Objects = []fyne.CanvasObject{p.c.Entry}
+	p.c.Input.Refresh()
 	if !keep {
 		rec.Cancel()
 		return
@@ -177,11 +177,11 @@ func (p *recorderPanel) finish(keep bool) {
 	wav, length, err := rec.Stop()
 	switch {
 	case err != nil:
-		p.c.showNotice(err.Error())
+		p.c.ShowNotice(err.Error())
 	case len(wav) == 0 || length < 300*time.Millisecond:
-		p.c.showNotice("That clip was too short. Click the mic to record, or hold it while you speak.")
+		p.c.ShowNotice("That clip was too short. Click the mic to record, or hold it while you speak.")
 	case p.peak == 0:
-		p.c.showNotice("The microphone sent only silence. " + look.PlatformText("Open System Settings → Privacy & Security → Microphone and turn Perch on, then try again.",
+		p.c.ShowNotice("The microphone sent only silence. " + look.PlatformText("Open System Settings → Privacy & Security → Microphone and turn Perch on, then try again.",
 			"Check that the right input is chosen and not muted in your sound settings, then try again."))
 	default:
 		p.c.addData(fmt.Sprintf("Voice clip %s.wav", look.Clock(length)), wav)
@@ -193,7 +193,7 @@ type levelMeter struct {
 	widget.BaseWidget
 	track, fill *canvas.Rectangle
 	box         *fyne.Container
-	level       float64
+	Level       float64
 }
 
 // CreateRenderer implements fyne.Widget.
@@ -209,7 +209,7 @@ func newLevelMeter() *levelMeter {
 }
 
 func (m *levelMeter) set(l float64) {
-	m.level = min(max(l, 0), 1)
+	m.Level = min(max(l, 0), 1)
 	meterLayout{m}.Layout(nil, m.box.Size())
 	m.fill.Refresh()
 }
@@ -224,7 +224,7 @@ func (l meterLayout) Layout(_ []fyne.CanvasObject, size fyne.Size) {
 	m.track.Move(fyne.NewPos(0, y))
 	m.track.Resize(fyne.NewSize(size.Width, 6))
 	m.fill.Move(fyne.NewPos(0, y))
-	m.fill.Resize(fyne.NewSize(size.Width*float32(m.level), 6))
+	m.fill.Resize(fyne.NewSize(size.Width*float32(m.Level), 6))
 }
 
 // MinSize implements fyne.Layout.

@@ -1,9 +1,6 @@
-package window
+package tools
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"context"
 	"fmt"
 	"strings"
@@ -15,45 +12,48 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// toolsView is Settings → Tools: the user's MCP servers, each with its
+// Page is Settings → Tools: the user's MCP servers, each with its
 // setup, state (the failure's reason, with the server's stderr behind
 // Details), its tools and descriptions, and the tools it always allows;
 // add, enable/disable, check, remove, revoke.
-type toolsView struct {
-	env    *env
+type Page struct {
+	env    *ui.Env
 	win    fyne.Window
 	tools  ui.ToolSettings
-	list   *fyne.Container
+	List   *fyne.Container
 	status *widget.Label
-	root   fyne.CanvasObject
+	Root   fyne.CanvasObject
 }
 
-func newToolsView(e *env, win fyne.Window) *toolsView {
-	v := &toolsView{env: e, win: win, tools: e.tools, list: container.NewVBox(), status: widget.NewLabel("")}
+func NewPage(e *ui.Env, win fyne.Window) *Page {
+	v := &Page{env: e, win: win, tools: e.Tools, List: container.NewVBox(), status: widget.NewLabel("")}
 	v.status.Wrapping = fyne.TextWrapWord
 	add := widget.NewButtonWithIcon("Add a server…", theme.ContentAddIcon(), v.showAdd)
 	add.Importance = widget.HighImportance
 	intro := look.Note("Tools let the model act for you through Model Context Protocol servers on this computer. " +
 		"Nothing runs until you allow it: each call shows a card in the chat asking Allow once, Always allow or Deny.")
-	body := container.NewVBox(look.Heading("Tools"), intro, container.NewHBox(add), v.status, v.list)
-	v.root = look.PageScroll(container.NewPadded(body))
-	v.reload()
+	body := container.NewVBox(look.Heading("Tools"), intro, container.NewHBox(add), v.status, v.List)
+	v.Root = look.PageScroll(container.NewPadded(body))
+	v.Reload()
 	return v
 }
 
-// reload shows the servers as they are now.
-func (v *toolsView) reload() {
-	v.list.Objects = nil
+// Reload shows the servers as they are now.
+func (v *Page) Reload() {
+	v.List.Objects = nil
 	servers := v.tools.List()
 	if len(servers) == 0 {
-		v.list.Add(look.Note("No servers yet. Add one: a command such as npx -y @modelcontextprotocol/server-filesystem ~/Notes, or the URL of a server on this computer."))
+		v.List.Add(look.Note("No servers yet. Add one: a command such as npx -y @modelcontextprotocol/server-filesystem ~/Notes, or the URL of a server on this computer."))
 	}
 	for _, s := range servers {
-		v.list.Add(v.serverCard(s))
+		v.List.Add(v.serverCard(s))
 	}
-	v.list.Refresh()
+	v.List.Refresh()
 }
 
 // stateText is a server's state in words.
@@ -71,7 +71,7 @@ func stateText(s ui.ToolServerInfo) string {
 	return "Not started (starts when a chat first needs it)"
 }
 
-func (v *toolsView) serverCard(s ui.ToolServerInfo) fyne.CanvasObject {
+func (v *Page) serverCard(s ui.ToolServerInfo) fyne.CanvasObject {
 	name := widget.NewLabelWithStyle(s.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	state := widget.NewLabel(stateText(s))
 	switch s.State {
@@ -147,7 +147,7 @@ func oneLine(s string) string {
 }
 
 // act runs a change and shows the list again, or why it failed.
-func (v *toolsView) act(f func() error) {
+func (v *Page) act(f func() error) {
 	if err := f(); err != nil {
 		v.status.SetText(err.Error())
 		v.status.Importance = widget.DangerImportance
@@ -155,23 +155,23 @@ func (v *toolsView) act(f func() error) {
 		v.status.SetText("")
 	}
 	v.status.Refresh()
-	v.reload()
+	v.Reload()
 }
 
 // check starts a server off the UI goroutine; the list shows it starting,
 // then how it went.
-func (v *toolsView) check(name string) {
-	v.env.run(func() {
-		v.env.do(v.reload)
+func (v *Page) check(name string) {
+	v.env.Run(func() {
+		v.env.Do(v.Reload)
 		v.tools.Check(context.Background(), name)
-		v.env.do(v.reload)
+		v.env.Do(v.Reload)
 	})
-	v.reload()
+	v.Reload()
 }
 
 // showAdd asks for a new server: a name, then a command line with its
 // environment (one NAME=value a line), or a URL on this computer.
-func (v *toolsView) showAdd() {
+func (v *Page) showAdd() {
 	name := widget.NewEntry()
 	name.SetPlaceHolder("notes")
 	command := widget.NewEntry()
@@ -190,7 +190,7 @@ func (v *toolsView) showAdd() {
 		if !ok {
 			return
 		}
-		vars, err := parseEnv(env.Text)
+		vars, err := ParseEnv(env.Text)
 		if err == nil {
 			err = v.tools.Add(strings.TrimSpace(name.Text), command.Text, vars, url.Text)
 		}
@@ -200,8 +200,8 @@ func (v *toolsView) showAdd() {
 	form.Show()
 }
 
-// parseEnv reads NAME=value lines (blank lines skipped).
-func parseEnv(text string) (map[string]string, error) {
+// ParseEnv reads NAME=value lines (blank lines skipped).
+func ParseEnv(text string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)

@@ -1,4 +1,4 @@
-package window
+package settings
 
 import (
 	"reflect"
@@ -19,28 +19,28 @@ import (
 const saveAfterTyping = 700 * time.Millisecond
 
 // watchChanges saves the form when any of its fields changes.
-func (v *settingsView) watchChanges() {
-	for _, e := range []*widget.Entry{v.system, v.port, v.toolRounds, v.hotkey, v.modelsDir,
-		v.gen.temp, v.gen.topP, v.gen.topK, v.gen.maxTokens, v.gen.frames} {
+func (v *View) watchChanges() {
+	for _, e := range []*widget.Entry{v.System, v.Port, v.toolRounds, v.Hotkey, v.modelsDir,
+		v.Gen.Temp, v.Gen.TopP, v.Gen.TopK, v.Gen.MaxTokens, v.Gen.frames} {
 		e.OnChanged = func(string) { v.typed() }
 	}
-	for _, s := range []*widget.Select{v.model, v.longChats, v.gen.budget, v.gen.fps} {
+	for _, s := range []*widget.Select{v.Model, v.longChats, v.Gen.Budget, v.Gen.fps} {
 		s.OnChanged = func(string) { v.flush() }
 	}
-	for _, c := range []*widget.Check{v.thinking, v.login, v.api} {
+	for _, c := range []*widget.Check{v.Thinking, v.login, v.api} {
 		c.OnChanged = func(bool) { v.flush() }
 	}
 }
 
 // typed saves the form once typing pauses.
-func (v *settingsView) typed() {
+func (v *View) typed() {
 	if v.loading {
 		return
 	}
 	v.typing++
 	gen := v.typing
 	time.AfterFunc(saveAfterTyping, func() {
-		v.env.do(func() {
+		v.env.Do(func() {
 			if v.typing == gen {
 				v.flush()
 			}
@@ -50,7 +50,7 @@ func (v *settingsView) typed() {
 
 // flush saves the form if it differs from what is saved; it reports
 // whether the saved settings now match the form.
-func (v *settingsView) flush() bool {
+func (v *View) flush() bool {
 	if v.loading {
 		return true
 	}
@@ -59,14 +59,14 @@ func (v *settingsView) flush() bool {
 	if err == nil && reflect.DeepEqual(s, v.loaded) {
 		return true
 	}
-	return v.save()
+	return v.Save()
 }
 
-// leave saves what is pending as the page closes, and says so when a
+// Leave saves what is pending as the page closes, and says so when a
 // value could not be saved.
-func (v *settingsView) leave() {
+func (v *View) Leave() {
 	if v.flush() {
 		return
 	}
-	dialog.ShowInformation("Some settings were not saved", v.status.Text, v.win)
+	dialog.ShowInformation("Some settings were not saved", v.Status.Text, v.win)
 }

@@ -1,22 +1,22 @@
-package window
+package settings
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // modelSettings are the settings a model has its own defaults for. Each
 // left empty (or on "Model default") sends nothing, and the entry shows the
 // model's value as its placeholder.
 type modelSettings struct {
-	temp, topP, topK, maxTokens, frames *widget.Entry
-	budget, fps                         *widget.Select
+	Temp, TopP, TopK, MaxTokens, frames *widget.Entry
+	Budget, fps                         *widget.Select
 	budgets                             []int
 }
 
@@ -24,9 +24,9 @@ const modelDefault = "Model default"
 
 func newModelSettings(budgets []int) *modelSettings {
 	m := &modelSettings{budgets: budgets}
-	m.temp, m.topP, m.topK = look.FieldEntry(), look.FieldEntry(), look.FieldEntry()
-	m.maxTokens, m.frames = look.FieldEntry(), look.FieldEntry()
-	m.budget = widget.NewSelect(nil, nil)
+	m.Temp, m.TopP, m.TopK = look.FieldEntry(), look.FieldEntry(), look.FieldEntry()
+	m.MaxTokens, m.frames = look.FieldEntry(), look.FieldEntry()
+	m.Budget = widget.NewSelect(nil, nil)
 	m.fps = widget.NewSelect(nil, nil)
 	m.showDefaults(nil)
 	return m
@@ -58,10 +58,10 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 	} else {
 		maxTok, frames, budget, fps = say(""), say(""), say(""), say("")
 	}
-	m.temp.SetPlaceHolder(temp)
-	m.topP.SetPlaceHolder(topP)
-	m.topK.SetPlaceHolder(topK)
-	m.maxTokens.SetPlaceHolder(maxTok)
+	m.Temp.SetPlaceHolder(temp)
+	m.TopP.SetPlaceHolder(topP)
+	m.TopK.SetPlaceHolder(topK)
+	m.MaxTokens.SetPlaceHolder(maxTok)
 	m.frames.SetPlaceHolder(frames)
 	keep := func(s *widget.Select, opts []string) {
 		wasDefault := s.SelectedIndex() <= 0
@@ -77,11 +77,11 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 	for _, b := range m.budgets {
 		opts = append(opts, fmt.Sprintf("%d tokens", b))
 	}
-	keep(m.budget, opts)
+	keep(m.Budget, opts)
 	keep(m.fps, []string{fps, "0.5", "1", "2", "4"})
 }
 
-// Set shows s's values; unset ones stay empty.
+// set shows s's values; unset ones stay empty.
 func (m *modelSettings) set(s ui.Settings) {
 	float := func(e *widget.Entry, v *float64) {
 		e.SetText("")
@@ -95,14 +95,14 @@ func (m *modelSettings) set(s ui.Settings) {
 			e.SetText(strconv.Itoa(*v))
 		}
 	}
-	float(m.temp, s.Temperature)
-	float(m.topP, s.TopP)
-	integer(m.topK, s.TopK)
-	integer(m.maxTokens, s.MaxTokens)
+	float(m.Temp, s.Temperature)
+	float(m.TopP, s.TopP)
+	integer(m.TopK, s.TopK)
+	integer(m.MaxTokens, s.MaxTokens)
 	integer(m.frames, s.MaxFrames)
-	m.budget.SetSelectedIndex(0)
+	m.Budget.SetSelectedIndex(0)
 	if s.ImageTokens != nil {
-		m.budget.SetSelected(fmt.Sprintf("%d tokens", *s.ImageTokens))
+		m.Budget.SetSelected(fmt.Sprintf("%d tokens", *s.ImageTokens))
 	}
 	m.fps.SetSelectedIndex(0)
 	if s.VideoFPS != nil {
@@ -136,12 +136,12 @@ func (m *modelSettings) read(s *ui.Settings) (bad []string) {
 		}
 		return &n
 	}
-	s.Temperature, s.TopP = float("temperature", m.temp), float("top-p", m.topP)
-	s.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.topK), integer("max tokens", m.maxTokens), integer("max video frames", m.frames)
+	s.Temperature, s.TopP = float("temperature", m.Temp), float("top-p", m.TopP)
+	s.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.TopK), integer("max tokens", m.MaxTokens), integer("max video frames", m.frames)
 	s.ImageTokens, s.VideoFPS = nil, nil
-	if m.budget.SelectedIndex() > 0 {
+	if m.Budget.SelectedIndex() > 0 {
 		var n int
-		fmt.Sscanf(m.budget.Selected, "%d", &n)
+		fmt.Sscanf(m.Budget.Selected, "%d", &n)
 		s.ImageTokens = &n
 	}
 	if m.fps.SelectedIndex() > 0 {
@@ -152,5 +152,5 @@ func (m *modelSettings) read(s *ui.Settings) (bad []string) {
 	return bad
 }
 
-// reset empties every field: the model's defaults apply.
-func (m *modelSettings) reset() { m.set(ui.Settings{}) }
+// Reset empties every field: the model's defaults apply.
+func (m *modelSettings) Reset() { m.set(ui.Settings{}) }

@@ -1,9 +1,6 @@
-package window
+package chat
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 
 	"fyne.io/fyne/v2"
@@ -12,18 +9,21 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
 // addVersionSwitch adds ◀ n / m ▶ under an answer that has been
 // regenerated: each version stays, and the one shown is the one the model
 // sees from then on.
-func (v *messageView) addVersionSwitch(m ui.Message) {
-	if m.Versions < 2 || v.acts.useVersion == nil {
+func (v *MessageView) addVersionSwitch(m ui.Message) {
+	if m.Versions < 2 || v.Acts.useVersion == nil {
 		return
 	}
 	cur := max(m.Version, 1)
-	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.acts.useVersion(v.msg, cur-1) })
-	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.acts.useVersion(v.msg, cur+1) })
+	prev := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { v.Acts.useVersion(v.Msg, cur-1) })
+	next := widget.NewButtonWithIcon("", theme.NavigateNextIcon(), func() { v.Acts.useVersion(v.Msg, cur+1) })
 	for _, b := range []*widget.Button{prev, next} {
 		b.Importance = widget.LowImportance
 	}
@@ -33,37 +33,37 @@ func (v *messageView) addVersionSwitch(m ui.Message) {
 	if cur >= m.Versions {
 		next.Disable()
 	}
-	v.actions.Add(container.NewHBox(prev, container.NewCenter(look.Caption(fmt.Sprintf("%d / %d", cur, m.Versions))), next))
+	v.Actions.Add(container.NewHBox(prev, container.NewCenter(look.Caption(fmt.Sprintf("%d / %d", cur, m.Versions))), next))
 }
 
 // fixButtons are what a failed answer offers: trying again, or for a chat
 // that outgrew the model's context, leaving its oldest turns out or a
 // fresh chat.
-func (v *messageView) fixButtons(m ui.Message) []fyne.CanvasObject {
+func (v *MessageView) fixButtons(m ui.Message) []fyne.CanvasObject {
 	low := func(label string, icon fyne.Resource, f func()) *widget.Button {
 		b := widget.NewButtonWithIcon(label, icon, f)
 		b.Importance = widget.LowImportance
 		return b
 	}
-	if m.ContextFull && v.acts.allowTrim != nil {
-		trim := low("Leave the oldest messages out", theme.ContentCutIcon(), func() { v.acts.allowTrim(v.msg) })
+	if m.ContextFull && v.Acts.allowTrim != nil {
+		trim := low("Leave the oldest messages out", theme.ContentCutIcon(), func() { v.Acts.allowTrim(v.Msg) })
 		trim.Importance = widget.HighImportance
 		out := []fyne.CanvasObject{trim}
-		if v.acts.newChat != nil {
-			out = append(out, low("New chat", theme.ContentAddIcon(), v.acts.newChat))
+		if v.Acts.newChat != nil {
+			out = append(out, low("New chat", theme.ContentAddIcon(), v.Acts.newChat))
 		}
 		return out
 	}
-	return []fyne.CanvasObject{low("Try again", theme.ViewRefreshIcon(), func() { v.acts.regenerate(v.msg) })}
+	return []fyne.CanvasObject{low("Try again", theme.ViewRefreshIcon(), func() { v.Acts.regenerate(v.Msg) })}
 }
 
 // setMarker shows text as a quiet rule above the message ("" hides it).
-func (v *messageView) setMarker(text string) {
+func (v *MessageView) setMarker(text string) {
 	if text == "" {
-		v.marker.Hide()
+		v.Marker.Hide()
 		return
 	}
-	if v.markerLine != text {
+	if v.MarkerLine != text {
 		line := func() fyne.CanvasObject {
 			r := canvas.NewRectangle(look.ThemeColor(theme.ColorNameSeparator))
 			r.SetMinSize(fyne.NewSize(24, 1))
@@ -71,11 +71,11 @@ func (v *messageView) setMarker(text string) {
 		}
 		t := look.Caption(text)
 		t.TextStyle.Italic = true
-		v.marker.Objects = []fyne.CanvasObject{container.New(ruleLayout{}, line(), t, line())}
-		v.markerLine = text
+		v.Marker.Objects = []fyne.CanvasObject{container.New(ruleLayout{}, line(), t, line())}
+		v.MarkerLine = text
 	}
-	v.marker.Show()
-	v.marker.Refresh()
+	v.Marker.Show()
+	v.Marker.Refresh()
 }
 
 // ruleLayout centres its middle object between two lines that fill the rest.
@@ -100,6 +100,6 @@ func (ruleLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 
 // Marker texts.
 const (
-	markerMessages    = "Earlier messages are not in the model's view"
+	MarkerMessages    = "Earlier messages are not in the model's view"
 	markerAttachments = "Earlier attachments are not in the model's view"
 )

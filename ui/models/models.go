@@ -1,12 +1,8 @@
-package window
+package models
 
 import (
-	"perch/ui"
-	"perch/ui/look"
-
 	"fmt"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -15,142 +11,145 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
+	"perch/ui/look"
 )
 
-// modelsView lists the curated Gemma-4 models with their size, memory
+// View lists the curated Gemma-4 models with their size, memory
 // need, fit, download state and actions.
-type modelsView struct {
-	env     *env
+type View struct {
+	env     *ui.Env
 	win     fyne.Window
 	list    *fyne.Container
-	rows    map[string]*modelRow
-	problem *look.ProblemBox
-	root    fyne.CanvasObject
+	Rows    map[string]*modelRow
+	Problem *look.ProblemBox
+	Root    fyne.CanvasObject
 }
 
-func newModelsView(e *env, win fyne.Window) *modelsView {
-	v := &modelsView{env: e, win: win, rows: map[string]*modelRow{}}
+func NewView(e *ui.Env, win fyne.Window) *View {
+	v := &View{env: e, win: win, Rows: map[string]*modelRow{}}
 	v.list = container.NewVBox()
-	v.problem = look.NewProblemBox()
+	v.Problem = look.NewProblemBox()
 	addFolder := widget.NewButtonWithIcon(look.PlatformText("Use a folder on this Mac…", "Use a folder on this computer…"), theme.FolderOpenIcon(), func() {
 		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 			if err != nil || u == nil {
 				return
 			}
-			v.useFolder(u.Path())
+			v.UseFolder(u.Path())
 		}, win)
 	})
 	intro := widget.NewLabel("Gemma-4 runs entirely on this computer. Smaller models answer faster; larger ones know more. Models already in your Hugging Face cache show up as downloaded.")
 	intro.Wrapping = fyne.TextWrapWord
-	body := container.NewVBox(look.Heading("Models"), intro, v.problem.Root, v.list, container.NewHBox(addFolder))
-	v.root = look.PageScroll(container.NewPadded(body))
-	e.catalog.Watch(func(m ui.CatalogModel) {
-		e.do(func() {
-			if r, ok := v.rows[m.ID]; ok {
+	body := container.NewVBox(look.Heading("Models"), intro, v.Problem.Root, v.list, container.NewHBox(addFolder))
+	v.Root = look.PageScroll(container.NewPadded(body))
+	e.Catalog.Watch(func(m ui.CatalogModel) {
+		e.Do(func() {
+			if r, ok := v.Rows[m.ID]; ok {
 				r.update(m)
 			} else {
-				v.reload()
+				v.Reload()
 			}
 		})
 	})
-	e.model.Watch(func(ui.ModelState) { e.do(v.reload) })
-	v.reload()
+	e.Model.Watch(func(ui.ModelState) { e.Do(v.Reload) })
+	v.Reload()
 	return v
 }
 
-func (v *modelsView) reload() {
-	models, err := v.env.catalog.Models()
+func (v *View) Reload() {
+	models, err := v.env.Catalog.Models()
 	if err != nil {
-		v.showErr(err)
+		v.ShowErr(err)
 		return
 	}
 	v.list.Objects = nil
-	v.rows = map[string]*modelRow{}
+	v.Rows = map[string]*modelRow{}
 	for _, m := range models {
 		r := newModelRow(v, m)
-		v.rows[m.ID] = r
+		v.Rows[m.ID] = r
 		v.list.Add(r.root)
 	}
 	v.list.Refresh()
 }
 
-// showErr shows a failure above the list (nil clears it).
-func (v *modelsView) showErr(err error) { v.problem.Show(err) }
+// ShowErr shows a failure above the list (nil clears it).
+func (v *View) ShowErr(err error) { v.Problem.Show(err) }
 
-func (v *modelsView) useFolder(path string) {
-	v.env.run(func() {
-		id, err := v.env.catalog.AddFolder(path)
+func (v *View) UseFolder(path string) {
+	v.env.Run(func() {
+		id, err := v.env.Catalog.AddFolder(path)
 		if err == nil {
-			err = v.env.model.Use(id)
+			err = v.env.Model.Use(id)
 		}
-		v.env.do(func() {
+		v.env.Do(func() {
 			if err != nil {
-				v.showErr(err)
+				v.ShowErr(err)
 				return
 			}
-			v.showErr(nil)
-			v.reload()
+			v.ShowErr(nil)
+			v.Reload()
 		})
 	})
 }
 
 // modelRow is one model's card.
 type modelRow struct {
-	v        *modelsView
+	v        *View
 	m        ui.CatalogModel
 	root     *fyne.Container
-	title    *widget.Label
-	facts    *widget.Label
-	badges   *fyne.Container
-	progress *widget.ProgressBar
-	rate     *widget.Label
-	problem  *look.ProblemBox
-	buttons  *fyne.Container
-	dlBox    *fyne.Container
+	Title    *widget.Label
+	Facts    *widget.Label
+	Badges   *fyne.Container
+	Progress *widget.ProgressBar
+	Rate     *widget.Label
+	Problem  *look.ProblemBox
+	Buttons  *fyne.Container
+	DlBox    *fyne.Container
 }
 
-func newModelRow(v *modelsView, m ui.CatalogModel) *modelRow {
+func newModelRow(v *View, m ui.CatalogModel) *modelRow {
 	r := &modelRow{v: v}
 	// Nothing in a card may widen the window: names (a folder's path) are
 	// cut, the rest wraps.
 	title := widget.NewLabelWithStyle(m.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	title.Truncation = fyne.TextTruncateEllipsis
-	r.title = title
+	r.Title = title
 	blurb := widget.NewLabel(m.Blurb)
 	blurb.Importance = widget.LowImportance
 	blurb.Wrapping = fyne.TextWrapWord
-	r.facts = widget.NewLabel("")
-	r.facts.Wrapping = fyne.TextWrapWord
-	r.badges = container.NewHBox()
-	r.progress = widget.NewProgressBar()
-	r.rate = widget.NewLabel("")
-	r.rate.Importance = widget.LowImportance
-	r.problem = look.NewProblemBox()
-	r.dlBox = container.NewVBox(r.progress, r.rate, r.problem.Root)
-	r.buttons = container.NewHBox()
-	info := container.New(&look.TightVBox{}, container.New(look.NewTitleRow(title), title, r.badges), blurb, r.facts)
-	top := container.NewBorder(nil, nil, nil, container.NewCenter(r.buttons), info)
+	r.Facts = widget.NewLabel("")
+	r.Facts.Wrapping = fyne.TextWrapWord
+	r.Badges = container.NewHBox()
+	r.Progress = widget.NewProgressBar()
+	r.Rate = widget.NewLabel("")
+	r.Rate.Importance = widget.LowImportance
+	r.Problem = look.NewProblemBox()
+	r.DlBox = container.NewVBox(r.Progress, r.Rate, r.Problem.Root)
+	r.Buttons = container.NewHBox()
+	info := container.New(&look.TightVBox{}, container.New(look.NewTitleRow(title), title, r.Badges), blurb, r.Facts)
+	top := container.NewBorder(nil, nil, nil, container.NewCenter(r.Buttons), info)
 	bg := canvas.NewRectangle(look.ThemeColor(look.ColorCard))
 	bg.CornerRadius = 12
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	r.root = container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(top, r.dlBox))))
+	r.root = container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(top, r.DlBox))))
 	r.update(m)
 	return r
 }
 
 func (r *modelRow) update(m ui.CatalogModel) {
 	r.m = m
-	active := r.v.env.model.State()
+	active := r.v.env.Model.State()
 	inUse := active.ID == m.ID
-	r.badges.Objects = nil
+	r.Badges.Objects = nil
 	if m.Recommended {
-		r.badges.Add(badge("Recommended", theme.ColorNamePrimary))
+		r.Badges.Add(badge("Recommended", theme.ColorNamePrimary))
 	}
 	if inUse {
-		r.badges.Add(badge("In use", theme.ColorNameSuccess))
+		r.Badges.Add(badge("In use", theme.ColorNameSuccess))
 	}
-	r.badges.Refresh()
+	r.Badges.Refresh()
 
 	fit := look.FitWords(m.Fit)
 	var parts []string // a size not known is left out, never shown as 0 B
@@ -164,31 +163,31 @@ func (r *modelRow) update(m ui.CatalogModel) {
 		parts = append(parts, fit)
 	}
 	facts := strings.Join(append(parts, senses(m)), " · ")
-	r.facts.SetText(facts)
+	r.Facts.SetText(facts)
 	switch m.Fit {
 	case ui.TooBig:
-		r.facts.Importance = widget.DangerImportance
+		r.Facts.Importance = widget.DangerImportance
 	case ui.FitsTight:
-		r.facts.Importance = widget.WarningImportance
+		r.Facts.Importance = widget.WarningImportance
 	default:
-		r.facts.Importance = widget.MediumImportance
+		r.Facts.Importance = widget.MediumImportance
 	}
-	r.facts.Refresh()
+	r.Facts.Refresh()
 
-	r.buttons.Objects = nil
+	r.Buttons.Objects = nil
 	btn := func(label string, icon fyne.Resource, imp widget.Importance, f func()) {
 		b := widget.NewButtonWithIcon(label, icon, f)
 		b.Importance = imp
-		r.buttons.Add(b)
+		r.Buttons.Add(b)
 	}
-	cat := r.v.env.catalog
+	cat := r.v.env.Catalog
 	d := m.Download
 	switch {
 	case d != nil && !d.Paused && d.Err == "":
 		btn("Pause", theme.MediaPauseIcon(), widget.LowImportance, func() { cat.Pause(m.ID) })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case d != nil:
-		btn(resumeLabel(*d), theme.DownloadIcon(), widget.HighImportance, func() { r.start() })
+		btn(resumeLabel(*d), theme.DownloadIcon(), widget.HighImportance, func() { r.Start() })
 		btn("Cancel", theme.CancelIcon(), widget.LowImportance, func() { cat.Cancel(m.ID) })
 	case m.Downloaded:
 		if !inUse {
@@ -200,35 +199,35 @@ func (r *modelRow) update(m ui.CatalogModel) {
 		if m.Recommended {
 			imp = widget.HighImportance
 		}
-		btn("Download", theme.DownloadIcon(), imp, func() { r.start() })
+		btn("Download", theme.DownloadIcon(), imp, func() { r.Start() })
 	}
-	r.buttons.Refresh()
+	r.Buttons.Refresh()
 
 	if d == nil {
-		r.dlBox.Hide()
+		r.DlBox.Hide()
 		return
 	}
-	r.dlBox.Show()
+	r.DlBox.Show()
 	if d.Total > 0 {
-		r.progress.SetValue(float64(d.Done) / float64(d.Total))
+		r.Progress.SetValue(float64(d.Done) / float64(d.Total))
 	}
 	// Before the first byte there is no size to show, only what went wrong.
 	started := d.Total > 0 || d.Err == ""
-	showIf(r.progress, started)
-	showIf(r.rate, started)
-	r.rate.SetText(downloadLine(*d))
-	r.problem.Set(d.Err, d.ErrDetails)
+	showIf(r.Progress, started)
+	showIf(r.Rate, started)
+	r.Rate.SetText(downloadLine(*d))
+	r.Problem.Set(d.Err, d.ErrDetails)
 }
 
-func (r *modelRow) start() {
+func (r *modelRow) Start() {
 	id := r.m.ID
-	r.v.env.run(func() {
-		err := r.v.env.catalog.Download(id)
-		r.v.env.do(func() {
+	r.v.env.Run(func() {
+		err := r.v.env.Catalog.Download(id)
+		r.v.env.Do(func() {
 			if err != nil {
-				r.v.showErr(err)
+				r.v.ShowErr(err)
 			} else {
-				r.v.showErr(nil)
+				r.v.ShowErr(nil)
 			}
 		})
 	})
@@ -236,15 +235,15 @@ func (r *modelRow) start() {
 
 func (r *modelRow) use() {
 	id := r.m.ID
-	r.v.env.run(func() {
-		err := r.v.env.model.Use(id)
-		r.v.env.do(func() {
+	r.v.env.Run(func() {
+		err := r.v.env.Model.Use(id)
+		r.v.env.Do(func() {
 			if err != nil {
-				r.v.showErr(err)
+				r.v.ShowErr(err)
 				return
 			}
-			r.v.showErr(nil)
-			r.v.reload()
+			r.v.ShowErr(nil)
+			r.v.Reload()
 		})
 	})
 }
@@ -257,11 +256,11 @@ func (r *modelRow) confirmDelete() {
 			if !ok {
 				return
 			}
-			if err := r.v.env.catalog.Delete(m.ID); err != nil {
-				r.v.showErr(err)
+			if err := r.v.env.Catalog.Delete(m.ID); err != nil {
+				r.v.ShowErr(err)
 				return
 			}
-			r.v.reload()
+			r.v.Reload()
 		}, r.v.win)
 }
 
@@ -279,19 +278,9 @@ func downloadLine(d ui.DownloadState) string {
 		s += " · " + ui.ByteSize(int64(d.BytesPerSec)) + "/s"
 	}
 	if d.ETA > 0 {
-		s += " · " + eta(d.ETA)
+		s += " · " + look.ETA(d.ETA)
 	}
 	return s
-}
-
-func eta(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "less than a minute left"
-	case d < time.Hour:
-		return fmt.Sprintf("about %d min left", int(d.Round(time.Minute).Minutes()))
-	}
-	return fmt.Sprintf("about %.1f h left", d.Hours())
 }
 
 func senses(m ui.CatalogModel) string {
@@ -321,4 +310,17 @@ func showIf(o fyne.CanvasObject, show bool) {
 	} else {
 		o.Hide()
 	}
+}
+
+// resumeLabel is the button for a download that stopped: "Resume" only
+// when something was downloaded to resume from; after a failure before the
+// first byte (offline), "Try again".
+func resumeLabel(d ui.DownloadState) string {
+	switch {
+	case d.Done > 0:
+		return "Resume"
+	case d.Err != "":
+		return "Try again"
+	}
+	return "Download"
 }

@@ -1,8 +1,6 @@
-package window
+package tools
 
 import (
-	"perch/ui"
-
 	"image/png"
 	"os"
 	"path/filepath"
@@ -11,6 +9,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"perch/ui"
 )
 
 // savePNG writes the window's picture where PERCH_TOOLS_SHOTS points
@@ -68,10 +68,10 @@ func TestToolCallCardAnswers(t *testing.T) {
 		}
 		if tc.want == ui.ToolAllowOnce {
 			c.SetResult("# Owls\n[click me](https://example.com)", false, false)
-			if c.result.Text != "# Owls\n[click me](https://example.com)" || c.fold.Items[0].Open {
-				t.Fatalf("result shown as %q, open %v: want the plain text, folded", c.result.Text, c.fold.Items[0].Open)
+			if c.Result.Text != "# Owls\n[click me](https://example.com)" || c.Fold.Items[0].Open {
+				t.Fatalf("result shown as %q, open %v: want the plain text, folded", c.Result.Text, c.Fold.Items[0].Open)
 			}
-			c.fold.OpenAll()
+			c.Fold.OpenAll()
 			c.Root.Refresh()
 			savePNG(t, w, "tools-result.png")
 		}
