@@ -45,7 +45,7 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 	if d != nil && d.Greedy {
 		temp, topP, topK = say("0 (greedy)"), say("off"), say("off")
 	} else if d != nil {
-		temp, topP, topK = say("%.3g", d.Temperature), say("%.3g", d.TopP), say("%d", d.TopK)
+		temp, topP, topK = say("%.3g", d.Sampling.Temperature), say("%.3g", d.Sampling.TopP), say("%d", d.Sampling.TopK)
 	} else {
 		temp, topP, topK = say(""), say(""), say("")
 	}
@@ -83,10 +83,10 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 
 // set shows s's values; unset ones stay empty.
 func (m *modelSettings) set(s ui.Settings) {
-	float := func(e *widget.Entry, v *float64) {
+	float := func(e *widget.Entry, v *float32) {
 		e.SetText("")
 		if v != nil {
-			e.SetText(strconv.FormatFloat(*v, 'f', -1, 64))
+			e.SetText(strconv.FormatFloat(float64(*v), 'f', -1, 32))
 		}
 	}
 	integer := func(e *widget.Entry, v *int) {
@@ -95,9 +95,9 @@ func (m *modelSettings) set(s ui.Settings) {
 			e.SetText(strconv.Itoa(*v))
 		}
 	}
-	float(m.Temp, s.Temperature)
-	float(m.TopP, s.TopP)
-	integer(m.TopK, s.TopK)
+	float(m.Temp, s.Sampling.Temperature)
+	float(m.TopP, s.Sampling.TopP)
+	integer(m.TopK, s.Sampling.TopK)
 	integer(m.MaxTokens, s.MaxTokens)
 	integer(m.frames, s.MaxFrames)
 	m.Budget.SetSelectedIndex(0)
@@ -112,17 +112,18 @@ func (m *modelSettings) set(s ui.Settings) {
 
 // read fills s from the fields; bad names what is not a number.
 func (m *modelSettings) read(s *ui.Settings) (bad []string) {
-	float := func(name string, e *widget.Entry) *float64 {
+	float := func(name string, e *widget.Entry) *float32 {
 		t := strings.TrimSpace(e.Text)
 		if t == "" {
 			return nil
 		}
-		f, err := strconv.ParseFloat(t, 64)
+		f, err := strconv.ParseFloat(t, 32)
 		if err != nil {
 			bad = append(bad, name+" must be a number (or empty for the model's)")
 			return nil
 		}
-		return &f
+		f32 := float32(f)
+		return &f32
 	}
 	integer := func(name string, e *widget.Entry) *int {
 		t := strings.TrimSpace(e.Text)
@@ -136,8 +137,8 @@ func (m *modelSettings) read(s *ui.Settings) (bad []string) {
 		}
 		return &n
 	}
-	s.Temperature, s.TopP = float("temperature", m.Temp), float("top-p", m.TopP)
-	s.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.TopK), integer("max tokens", m.MaxTokens), integer("max video frames", m.frames)
+	s.Sampling.Temperature, s.Sampling.TopP = float("temperature", m.Temp), float("top-p", m.TopP)
+	s.Sampling.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.TopK), integer("max tokens", m.MaxTokens), integer("max video frames", m.frames)
 	s.ImageTokens, s.VideoFPS = nil, nil
 	if m.Budget.SelectedIndex() > 0 {
 		var n int

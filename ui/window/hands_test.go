@@ -161,7 +161,7 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 	if v.Gen.Temp.Text != "0.5" {
 		t.Fatalf("Temperature shows %q after leaving and coming back", v.Gen.Temp.Text)
 	}
-	if got := (ui.PrefsSettings{P: h.app.Preferences()}).Load().Temperature; got == nil || *got != 0.5 {
+	if got := (ui.PrefsSettings{P: h.app.Preferences()}).Load().Sampling.Temperature; got == nil || *got != 0.5 {
 		t.Fatalf("stored temperature %v", got)
 	}
 	// A choice is saved at once; typing once it pauses, applied once.

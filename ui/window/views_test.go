@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"perch/engine/sample"
 	"perch/ui"
 	"perch/ui/look"
 	"perch/ui/settings"
@@ -70,7 +71,7 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	mw := h.ui.Main
 	h.ui.env.Budgets = []int{70, 140, 280, 560, 1120}
 	h.model.set(ui.ModelState{ID: "e2b", Name: "Gemma-4 E2B", Loaded: true, Vision: true,
-		Defaults: &ui.ModelDefaults{Temperature: 1, TopP: 0.95, TopK: 64, ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, MaxTokens: 2048}})
+		Defaults: &ui.ModelDefaults{Sampling: sample.Params{Temperature: 1, TopP: 0.95, TopK: 64}, ImageTokens: 280, VideoFPS: 2, MaxFrames: 32, MaxTokens: 2048}})
 	h.loop.drain()
 	mw.ShowSettings()
 	v := mw.settings
@@ -99,12 +100,12 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	// what was left alone is still unset.
 	got := ui.PrefsSettings{P: h.app.Preferences()}.Load()
 	want := ui.DefaultSettings()
-	want.Temperature, want.SystemPrompt, want.Thinking, want.ImageTokens, want.TopK, want.Hotkey =
-		ui.Ptr(0.4), "Answer like a pirate.", true, ui.Ptr(1120), ui.Ptr(40), "Ctrl+Shift+Space"
+	want.Sampling.Temperature, want.SystemPrompt, want.Thinking, want.ImageTokens, want.Sampling.TopK, want.Hotkey =
+		ui.Ptr[float32](0.4), "Answer like a pirate.", true, ui.Ptr(1120), ui.Ptr(40), "Ctrl+Shift+Space"
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("loaded %+v\nwant   %+v", got, want)
 	}
-	if got.TopP != nil || got.MaxTokens != nil || got.VideoFPS != nil || got.MaxFrames != nil {
+	if got.Sampling.TopP != nil || got.MaxTokens != nil || got.VideoFPS != nil || got.MaxFrames != nil {
 		t.Fatal("settings never touched came back set")
 	}
 	// And a fresh view shows it.
@@ -128,7 +129,7 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	v2.Gen.Reset()
 	v2.Save()
 	got = ui.PrefsSettings{P: h.app.Preferences()}.Load()
-	if got.Temperature != nil || got.TopK != nil || got.ImageTokens != nil || got.SystemPrompt != "Answer like a pirate." {
+	if got.Sampling.Temperature != nil || got.Sampling.TopK != nil || got.ImageTokens != nil || got.SystemPrompt != "Answer like a pirate." {
 		t.Fatalf("after reset: %+v", got)
 	}
 }
@@ -138,14 +139,14 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 func TestOldPreferencesForgetHardCodedDefaults(t *testing.T) {
 	a := test.NewTempApp(t)
 	p := a.Preferences()
-	p.SetString("perch."+"hotkey", "Option+Space")
-	p.SetFloat("perch."+"temperature", 1)
-	p.SetFloat("perch."+"topP", 0.95)
-	p.SetInt("perch."+"topK", 40) // the user's own
-	p.SetInt("perch."+"maxTokens", 4096)
-	p.SetInt("perch."+"imageTokens", 280)
+	p.SetString("perch.hotkey", "Option+Space")
+	p.SetFloat("perch.temperature", 1)
+	p.SetFloat("perch.topP", 0.95)
+	p.SetInt("perch.topK", 40) // the user's own
+	p.SetInt("perch.maxTokens", 4096)
+	p.SetInt("perch.imageTokens", 280)
 	s := ui.PrefsSettings{P: p}.Load()
-	if s.Temperature != nil || s.TopP != nil || s.MaxTokens != nil || s.ImageTokens != nil || s.TopK == nil || *s.TopK != 40 {
+	if s.Sampling.Temperature != nil || s.Sampling.TopP != nil || s.MaxTokens != nil || s.ImageTokens != nil || s.Sampling.TopK == nil || *s.Sampling.TopK != 40 {
 		t.Fatalf("upgraded settings = %+v", s)
 	}
 }
