@@ -18,6 +18,7 @@ import (
 	"perch/ui"
 	"perch/ui/chat"
 	"perch/ui/compose"
+	"perch/ui/internal/fake"
 	"perch/ui/look"
 )
 
@@ -44,9 +45,9 @@ func lastView(h *harness) *chat.MessageView {
 }
 
 func TestSendStreamsTextIntoMessageRow(t *testing.T) {
-	h := newHarness(t, script{every: time.Millisecond, deltas: append(
-		[]Delta{{Status: "Loading model…"}, {Thinking: "The user greets me."}},
-		words("Hello", " **there**", ".\n\n", "```go\n", "fmt.Println(1)\n", "```\n", "Bye.")...)})
+	h := newHarness(t, fake.Script{Every: time.Millisecond, Deltas: append(
+		[]fake.Delta{{Status: "Loading model…"}, {Thinking: "The user greets me."}},
+		fake.Words("Hello", " **there**", ".\n\n", "```go\n", "fmt.Println(1)\n", "```\n", "Bye.")...)})
 	mw := h.ui.Main
 	entry := mw.chat.Comp.Entry
 	test.Type(entry, "Hi Gemma")
@@ -61,7 +62,7 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 	if got := mw.chat.Views[0].Msg; got.Role != ui.User || got.Text != "Hi Gemma" {
 		t.Fatalf("first row = %+v", got)
 	}
-	h.loop.until(t, "answer to finish", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "answer to finish", func() bool { return !mw.Busy() })
 	v := lastView(h)
 	if got := renderedText(v); !strings.Contains(got, "Hello there.") || !strings.Contains(got, "[code]fmt.Println(1)[/code]") ||
 		!strings.HasSuffix(got, "Bye.") {
@@ -102,13 +103,13 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 // they come reach the view as a few refreshes, never two posted at once,
 // the last with Done and the whole text.
 func TestStreamingRefreshesAreCoalesced(t *testing.T) {
-	l := newLoop()
+	l := fake.NewLoop()
 	var posted, maxPosted atomic.Int32
 	do := func(f func()) {
 		if n := posted.Add(1); n > maxPosted.Load() {
 			maxPosted.Store(n)
 		}
-		l.do(func() { posted.Add(-1); f() })
+		l.Do(func() { posted.Add(-1); f() })
 	}
 	st := ui.NewStream()
 	applies := 0
@@ -123,7 +124,7 @@ func TestStreamingRefreshesAreCoalesced(t *testing.T) {
 		st.Publish(ui.Answer{Text: text, Done: true})
 		st.Publish(ui.Answer{Text: "after the end"}) // ignored
 	}()
-	l.until(t, "stream end", func() bool { return last.Done })
+	l.Until(t, "stream end", func() bool { return last.Done })
 	if len(last.Text) != 5000 || last.State != ui.Done {
 		t.Fatalf("final = %d chars, state %q", len(last.Text), last.State)
 	}
@@ -135,11 +136,11 @@ func TestStreamingRefreshesAreCoalesced(t *testing.T) {
 }
 
 func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
-	h := newHarness(t, script{every: 2 * time.Millisecond, forever: "la "})
+	h := newHarness(t, fake.Script{Every: 2 * time.Millisecond, Forever: "la "})
 	mw := h.ui.Main
 	mw.SetDraft("Sing")
 	mw.Submit()
-	h.loop.until(t, "some text", func() bool { return strings.Count(lastView(h).Msg.Text, "la") >= 3 })
+	h.loop.Until(t, "some text", func() bool { return strings.Count(lastView(h).Msg.Text, "la") >= 3 })
 	stop := mw.chat.Comp.Stop
 	if stop.Hidden || !mw.chat.Comp.Send.Hidden {
 		t.Fatal("Stop should replace Send while streaming")
@@ -151,11 +152,11 @@ func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
 	}
 	test.Tap(stop)
 	select {
-	case <-h.chat.sawStop:
+	case <-h.chat.SawStop:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the generation's context was not cancelled")
 	}
-	h.loop.until(t, "stopped", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "stopped", func() bool { return !mw.Busy() })
 	v := lastView(h)
 	if v.Msg.State != ui.Stopped || !strings.HasPrefix(v.Msg.Text, "la la la") {
 		t.Fatalf("after stop: state %q text %q", v.Msg.State, v.Msg.Text)
@@ -183,18 +184,18 @@ func versionSwitch(t *testing.T, v *chat.MessageView) (prev, next *widget.Button
 
 func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	h := newHarness(t,
-		script{deltas: words("First answer.")},
-		script{deltas: words("Second answer.")})
+		fake.Script{Deltas: fake.Words("First answer.")},
+		fake.Script{Deltas: fake.Words("Second answer.")})
 	mw := h.ui.Main
 	mw.SetDraft("Q")
 	mw.Submit()
-	h.loop.until(t, "first answer", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "first answer", func() bool { return !mw.Busy() })
 	first := lastView(h)
 	if p, _, _ := versionSwitch(t, first); p != nil {
 		t.Fatal("a single answer shows ◀ ▶")
 	}
 	test.Tap(actionButton(first.Actions.Objects[1])) // regenerate
-	h.loop.until(t, "second answer", func() bool { return !mw.Busy() && renderedText(lastView(h)) == "Second answer." })
+	h.loop.Until(t, "second answer", func() bool { return !mw.Busy() && renderedText(lastView(h)) == "Second answer." })
 	if n := len(mw.chat.Views); n != 2 || lastView(h) != first || len(mw.chat.List.Objects) != 2 {
 		t.Fatalf("%d rows after regenerate, want the question and the same answer row", n)
 	}
@@ -203,7 +204,7 @@ func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 		t.Fatalf("after regenerate: switch %v %q", prev != nil, label)
 	}
 	test.Tap(prev) // ◀
-	h.loop.drain()
+	h.loop.Drain()
 	prev, next, label = versionSwitch(t, first)
 	if got := renderedText(first); got != "First answer." || label != "1 / 2" || !prev.Disabled() || next.Disabled() {
 		t.Fatalf("after ◀: %q, %q", got, label)
@@ -212,17 +213,17 @@ func TestRegenerateKeepsVersionsToSwitchBetween(t *testing.T) {
 	if got := renderedText(first); got != "Second answer." {
 		t.Fatalf("after ▶: %q", got)
 	}
-	if strings.Join(h.chat.calls[1:], ",") != "regenerate:"+first.Msg.ID+",useVersion:1,useVersion:2" {
-		t.Fatalf("calls = %v", h.chat.calls)
+	if strings.Join(h.chat.Calls[1:], ",") != "regenerate:"+first.Msg.ID+",useVersion:1,useVersion:2" {
+		t.Fatalf("calls = %v", h.chat.Calls)
 	}
 }
 
 func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
-	h := newHarness(t, script{deltas: words("A1")}, script{deltas: words("A2")})
+	h := newHarness(t, fake.Script{Deltas: fake.Words("A1")}, fake.Script{Deltas: fake.Words("A2")})
 	mw := h.ui.Main
 	mw.SetDraft("What is 2+2?")
 	mw.Submit()
-	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "answer", func() bool { return !mw.Busy() })
 	user := mw.chat.Views[0]
 	test.Tap(actionButton(user.Actions.Objects[1])) // edit
 	if !user.Editing || mw.Window.Canvas().Focused() != user.EditEntry {
@@ -236,19 +237,19 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	e.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
 	test.Type(e, "Thanks")
 	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Enter: send
-	h.loop.until(t, "new answer", func() bool { return !mw.Busy() && len(mw.chat.Views) == 2 && lastView(h).Msg.Text == "A2" })
+	h.loop.Until(t, "new answer", func() bool { return !mw.Busy() && len(mw.chat.Views) == 2 && lastView(h).Msg.Text == "A2" })
 	if got := mw.chat.Views[0].Msg.Text; got != "What is 3+3?\nThanks" {
 		t.Fatalf("user turn = %q", got)
 	}
-	if h.chat.calls[1] != "edit:What is 3+3?\nThanks" {
-		t.Fatalf("calls = %v", h.chat.calls)
+	if h.chat.Calls[1] != "edit:What is 3+3?\nThanks" {
+		t.Fatalf("calls = %v", h.chat.Calls)
 	}
 	// Esc leaves the edit box without sending.
 	user = mw.chat.Views[0]
 	test.Tap(actionButton(user.Actions.Objects[1]))
 	user.EditEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	if user.Editing || len(h.chat.calls) != 2 {
-		t.Fatalf("Esc: editing %v, calls %v", user.Editing, h.chat.calls)
+	if user.Editing || len(h.chat.Calls) != 2 {
+		t.Fatalf("Esc: editing %v, calls %v", user.Editing, h.chat.Calls)
 	}
 }
 
@@ -290,7 +291,7 @@ func TestDroppedFilesBecomeChips(t *testing.T) {
 		writeFile(t, "song.wav", []byte("RIFF\x00\x00\x00\x00WAVE")),
 		writeFile(t, "clip.mp4", []byte("\x00\x00\x00\x18ftypmp42")),
 	})
-	h.loop.until(t, "three chips", func() bool { return mw.PendingAttachments() == 3 })
+	h.loop.Until(t, "three chips", func() bool { return mw.PendingAttachments() == 3 })
 	kinds := map[ui.MediaKind]string{}
 	for _, o := range mw.chat.Comp.Chips.Objects {
 		c := o.(*compose.Chip)
@@ -316,14 +317,14 @@ func TestDroppedFilesBecomeChips(t *testing.T) {
 	if mw.PendingAttachments() != 0 || len(mw.chat.Views[0].Msg.Attachments) != 2 {
 		t.Fatalf("sent attachments: %d pending, %d on the message", mw.PendingAttachments(), len(mw.chat.Views[0].Msg.Attachments))
 	}
-	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "answer", func() bool { return !mw.Busy() })
 }
 
 func TestUnsupportedFileIsRefused(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
 	mw.Drop([]fyne.URI{writeFile(t, "notes.txt", []byte("hello"))})
-	h.loop.until(t, "refusal", func() bool { return mw.Notice() != "" })
+	h.loop.Until(t, "refusal", func() bool { return mw.Notice() != "" })
 	if mw.PendingAttachments() != 0 {
 		t.Fatal("refused file became a chip")
 	}
@@ -334,7 +335,7 @@ func TestUnsupportedFileIsRefused(t *testing.T) {
 	png := writeFile(t, "pasted.png", []byte("\x89PNG"))
 	h.app.Clipboard().SetContent(png.String())
 	mw.chat.Comp.Entry.TypedShortcut(&fyne.ShortcutPaste{Clipboard: h.app.Clipboard()})
-	h.loop.until(t, "pasted chip", func() bool { return mw.PendingAttachments() == 1 })
+	h.loop.Until(t, "pasted chip", func() bool { return mw.PendingAttachments() == 1 })
 	if mw.chat.Comp.Entry.Text != "" {
 		t.Fatalf("path was typed too: %q", mw.chat.Comp.Entry.Text)
 	}
@@ -343,52 +344,13 @@ func TestUnsupportedFileIsRefused(t *testing.T) {
 	}
 }
 
-func TestMicClipIsAttached(t *testing.T) {
-	h := newHarness(t)
-	c := h.ui.Main.chat.Comp
-	test.Tap(c.Mic)
-	if !c.Rec.Active() || c.Input.Objects[0] != c.Rec.Root {
-		t.Fatal("recording panel not shown")
-	}
-	h.rec.last.levels <- 0.4
-	h.rec.last.levels <- 0.7
-	h.loop.until(t, "level", func() bool { return c.Rec.Meter.Level == 0.7 })
-	test.Tap(c.Mic) // click again: stop
-	h.loop.until(t, "clip chip", func() bool { return len(c.Pending) == 1 })
-	if a := c.Pending[0]; a.Kind != ui.Audio || a.Name != "Voice clip 0:03.wav" {
-		t.Fatalf("clip = %+v", a)
-	}
-	if c.Input.Objects[0] != c.Entry {
-		t.Fatal("entry not back after recording")
-	}
-}
-
-func TestMicSilenceAndDeniedPermissionExplain(t *testing.T) {
-	h := newHarness(t)
-	c := h.ui.Main.chat.Comp
-	test.Tap(c.Mic)
-	h.rec.last.levels <- 0
-	h.loop.drain()
-	test.Tap(c.Mic)
-	if !strings.Contains(c.NoticeText.Text, look.PlatformText("Privacy & Security → Microphone", "sound settings")) || len(c.Pending) != 0 {
-		t.Fatalf("silent clip: notice %q, %d chips", c.NoticeText.Text, len(c.Pending))
-	}
-	h.rec.err = errMicDenied
-	test.Tap(c.Mic)
-	if c.Rec.Active() || c.NoticeText.Text != errMicDenied.Error() {
-		t.Fatalf("denied: active %v notice %q", c.Rec.Active(), c.NoticeText.Text)
-	}
-}
-
-var errMicDenied = os.ErrPermission
-
 // The first drop's chips are laid out when they arrive, not at the next
 // pointer move (the composer grows at once).
 func TestFirstDropShowsChipsAtOnce(t *testing.T) {
 	h := newHarness(t)
 	mw := h.ui.Main
 	mw.Drop([]fyne.URI{writeFile(t, "robin.png", []byte("png"))})
-	h.loop.until(t, "chip", func() bool { return mw.PendingAttachments() == 1 })
+	h.loop.Until(t, "chip", func() bool { return mw.PendingAttachments() == 1 })
 	c := mw.chat.Comp
 	row := c.Stack.Objects[1]
 	if c.ChipRow.Size().Height == 0 || row.Position().Y < c.ChipRow.Size().Height {

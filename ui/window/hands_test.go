@@ -15,6 +15,7 @@ import (
 
 	"perch/ui"
 	"perch/ui/chat"
+	"perch/ui/internal/fake"
 	"perch/ui/look"
 	"perch/ui/teach"
 )
@@ -31,7 +32,7 @@ func inView(s, o fyne.CanvasObject) bool {
 
 func TestStartingARunShowsItsCard(t *testing.T) {
 	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 6}
+	h.teacher.Summary = ui.DataSummary{Pairs: 6}
 	v := openTeach(h)
 	if v.Start.Disabled() {
 		t.Fatalf("cannot start: %q", v.Problem.Text)
@@ -41,7 +42,7 @@ func TestStartingARunShowsItsCard(t *testing.T) {
 		t.Fatal("the Teach page does not scroll at 900×640: the test shows nothing")
 	}
 	test.Tap(v.Start)
-	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
+	h.loop.Until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
 	if v.Scroll.Offset.Y != 0 || !v.Run.Root.Visible() || !inView(v.Scroll, v.Run.Root) {
 		t.Fatalf("after Start the page stays at %.0f px: the run's card is out of view", v.Scroll.Offset.Y)
 	}
@@ -58,7 +59,7 @@ func TestStartingARunShowsItsCard(t *testing.T) {
 // window was created after the main one (the test driver's CanvasForObject
 // answers with the newest window; the real one with none for a new box).
 func TestCorrectionAndEditBoxesTakeTheKeyboard(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("The capital is Lyon.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("The capital is Lyon.")})
 	mw := h.ui.Main
 	v := answerOnce(h.harness, "Capital of France?")
 	other := h.app.NewWindow("another window")
@@ -101,9 +102,9 @@ func longChat(h *harness, title string, n int) string {
 			ui.Message{ID: fmt.Sprintf("%s-a%d", c.ID, i), Role: ui.Assistant, State: ui.Done,
 				Text: fmt.Sprintf("Answer %d. ", i) + strings.Repeat("A sentence long enough to wrap at this width. ", 4)})
 	}
-	h.chat.mu.Lock()
-	h.chat.msgs[c.ID] = msgs
-	h.chat.mu.Unlock()
+	h.chat.Mu.Lock()
+	h.chat.Msgs[c.ID] = msgs
+	h.chat.Mu.Unlock()
 	return c.ID
 }
 
@@ -115,7 +116,7 @@ func TestReopenedChatShowsItsLatestMessage(t *testing.T) {
 	mw.ShowConversation("") // a blank chat first: the list is short
 	mw.ShowSettings()       // and another page in front
 	mw.side.list.Select(0)  // as a click in the sidebar
-	h.loop.drain()
+	h.loop.Drain()
 	if mw.chat.ConvID != long {
 		t.Fatalf("opened %q", mw.chat.ConvID)
 	}
@@ -135,7 +136,7 @@ func TestSearchHitOpensAtTheMatch(t *testing.T) {
 		t.Fatalf("search found %+v", mw.side.items)
 	}
 	mw.side.list.Select(0)
-	h.loop.drain()
+	h.loop.Drain()
 	s := mw.chat.Scroll
 	hit := mw.chat.Views[22] // Question 12?
 	if hit.Msg.Text != "Question 12?" || !inView(s, hit.Root) {
@@ -172,7 +173,7 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 	applied = 0
 	v.Port.SetText("")
 	test.Type(v.Port, "8080") // 8, 80 and 808 are no ports to apply
-	h.loop.until(t, "the port saved after the pause", func() bool {
+	h.loop.Until(t, "the port saved after the pause", func() bool {
 		return (ui.PrefsSettings{P: h.app.Preferences()}).Load().LocalAPIPort == 8080
 	})
 	if applied != 1 {
@@ -182,7 +183,7 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 	v.Gen.MaxTokens.SetText("lots")
 	mw.ShowChat()
 	d := mw.Window.Canvas().Overlays().Top()
-	if d == nil || !strings.Contains(strings.Join(texts(d), "|"), "max tokens must be a whole number") {
+	if d == nil || !strings.Contains(strings.Join(fake.Texts(d), "|"), "max tokens must be a whole number") {
 		t.Fatal("leaving with a value that cannot be saved said nothing")
 	}
 }
@@ -190,14 +191,14 @@ func TestSettingsSavedAsYouChangeThem(t *testing.T) {
 // Models and Teach speak of memory in one sentence, against one budget.
 func TestModelsAndTeachSayMemoryAlike(t *testing.T) {
 	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 6}
-	h.teacher.estimate.Memory, h.teacher.estimate.Available = 5<<30, 24<<30
-	for i := range h.catalog.models {
-		h.catalog.models[i].Budget = 24 << 30
+	h.teacher.Summary = ui.DataSummary{Pairs: 6}
+	h.teacher.Estimated.Memory, h.teacher.Estimated.Available = 5<<30, 24<<30
+	for i := range h.catalog.List {
+		h.catalog.List[i].Budget = 24 << 30
 	}
 	mw := h.ui.Main
 	mw.ShowModels()
-	h.loop.drain()
+	h.loop.Drain()
 	budget := "of the 24.0 GB " + look.PlatformText("this Mac", "this computer") + " can give"
 	if got := mw.models.Rows["e2b"].Facts.Text; !strings.Contains(got, "needs 4.0 GB "+budget) {
 		t.Fatalf("Models says %q", got)
@@ -209,7 +210,7 @@ func TestModelsAndTeachSayMemoryAlike(t *testing.T) {
 	if !strings.Contains(v.Estimate.Text, "needs 5.0 GB "+budget) {
 		t.Fatalf("Teach says %q", v.Estimate.Text)
 	}
-	h.teacher.estimate.Tight = true
+	h.teacher.Estimated.Tight = true
 	v.Check()
 	settle(h.harness, v)
 	if !strings.Contains(v.Estimate.Text, "needs 5.0 GB "+budget+" · tight fit: close other apps") {
@@ -240,7 +241,7 @@ func TestTeachTimeEstimateWords(t *testing.T) {
 // markdown view hides are not in it (nor in Teach's preview).
 func TestCorrectionBoxHoldsWhatTheAnswerShows(t *testing.T) {
 	raw := "Paris<unused3> is<mask> the capital.<end_of_turn>\n\n```go\nvar m map[string]<T>\n```\nUse `<b>` for bold."
-	h := newTeachHarness(t, script{deltas: words(raw)})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words(raw)})
 	v := answerOnce(h.harness, "Capital of France?")
 	// The chat hides what markdown reads as HTML tags, and shows the rest.
 	if shown := renderedText(v); shown != "Paris is the capital.<end_of_turn>[code]var m map[string]<T>[/code]Use <b> for bold." {
@@ -254,11 +255,11 @@ func TestCorrectionBoxHoldsWhatTheAnswerShows(t *testing.T) {
 	// Saving it unchanged is no correction.
 	save := v.Body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
 	test.Tap(save)
-	h.loop.drain()
-	if len(h.feedback.fixes) != 0 {
-		t.Fatalf("an unchanged box saved a correction: %v", h.feedback.fixes)
+	h.loop.Drain()
+	if len(h.feedback.Fixes) != 0 {
+		t.Fatalf("an unchanged box saved a correction: %v", h.feedback.Fixes)
 	}
-	if got := texts(teach.PreviewCard(ui.DataPreview{Prompt: "Q<pad>?", Chosen: "Yes.<eos>", Rejected: "No<unused1>."})); strings.Contains(strings.Join(got, "|"), "<") {
+	if got := fake.Texts(teach.PreviewCard(ui.DataPreview{Prompt: "Q<pad>?", Chosen: "Yes.<eos>", Rejected: "No<unused1>."})); strings.Contains(strings.Join(got, "|"), "<") {
 		t.Fatalf("Teach's preview shows tokens: %q", got)
 	}
 }
@@ -283,15 +284,15 @@ func FuzzShownText(f *testing.F) {
 // how long it took and what it made.
 func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 6}
+	h.teacher.Summary = ui.DataSummary{Pairs: 6}
 	v := openTeach(h)
 	test.Tap(v.Start)
-	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
+	h.loop.Until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
 	run := v.Run.Run
 	run.State, run.Steps, run.Step = ui.RunTraining, 20, 1
-	h.teacher.emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
-	h.loop.until(t, "a point", func() bool { return v.Run.Loss.Len(0) == 1 })
-	h.loop.drain()
+	h.teacher.Emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
+	h.loop.Until(t, "a point", func() bool { return v.Run.Loss.Len(0) == 1 })
+	h.loop.Drain()
 	if findButton(h.ui.Main.side.root, "Teach · 5%") == nil { // seen from every page
 		t.Fatal("the sidebar's Teach button does not show the run going")
 	}
@@ -305,17 +306,17 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	test.Tap(v.Run.Stop)
 	d := h.ui.Main.Window.Canvas().Overlays().Top()
 	if findButton(d, "Stop training") == nil || findButton(d, "Keep training") == nil || findButton(d, "Yes") != nil {
-		t.Fatalf("Stop asks with %q", texts(d))
+		t.Fatalf("Stop asks with %q", fake.Texts(d))
 	}
 	test.Tap(findButton(d, "Keep training"))
 	run.State, run.Step = ui.RunDone, 20
 	run.Started, run.Ended = time.Unix(1000, 0), time.Unix(1000+65, 0)
-	h.teacher.emit(ui.TrainUpdate{Run: run})
-	h.loop.until(t, "done", func() bool { return v.Run.Run.State == ui.RunDone })
+	h.teacher.Emit(ui.TrainUpdate{Run: run})
+	h.loop.Until(t, "done", func() bool { return v.Run.Run.State == ui.RunDone })
 	if got := v.Run.State.Text; !strings.HasPrefix(got, "Done in 1 min 5 s · 20 steps · saved as the adapter my-style") {
 		t.Fatalf("done line %q", got)
 	}
-	h.loop.drain()
+	h.loop.Drain()
 	if findButton(h.ui.Main.side.root, "Teach") == nil {
 		t.Fatal("the sidebar's Teach button still shows a run that ended")
 	}
@@ -338,8 +339,8 @@ func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
 		t.Fatalf("Enter in search opened %q on the %s page", mw.chat.ConvID, mw.page)
 	}
 
-	h.model.set(ui.ModelState{})
-	h.loop.drain()
+	h.model.Set(ui.ModelState{})
+	h.loop.Drain()
 	if mw.page != "welcome" {
 		t.Fatalf("without a model the %s page shows", mw.page)
 	}
@@ -348,21 +349,21 @@ func TestWithoutAModelTheButtonsSayWhatHappens(t *testing.T) {
 	if mw.welcome.Intro.Text == before || !strings.Contains(mw.welcome.Intro.Text, "needs a model") {
 		t.Fatalf("New chat without a model said %q", mw.welcome.Intro.Text)
 	}
-	m := h.catalog.models[0]
+	m := h.catalog.List[0]
 	m.Download = &ui.DownloadState{Err: "You seem to be offline."}
-	h.catalog.update(m)
-	h.loop.drain()
+	h.catalog.Update(m)
+	h.loop.Drain()
 	if got := mw.welcome.Download.Text; got != "Try again" {
 		t.Fatalf("after an offline failure the welcome page offers %q", got)
 	}
 	mw.ShowModels()
-	h.loop.drain()
+	h.loop.Drain()
 	if got := mw.models.Rows[m.ID].Buttons.Objects[0].(*widget.Button).Text; got != "Try again" {
 		t.Fatalf("after an offline failure the models page offers %q", got)
 	}
 	m.Download = &ui.DownloadState{Done: 1 << 20, Total: 3 << 30, Err: "You seem to be offline."}
-	h.catalog.update(m)
-	h.loop.drain()
+	h.catalog.Update(m)
+	h.loop.Drain()
 	if got := mw.models.Rows[m.ID].Buttons.Objects[0].(*widget.Button).Text; got != "Resume" {
 		t.Fatalf("with 1 MB downloaded the models page offers %q", got)
 	}
@@ -382,7 +383,7 @@ func actionButton(o fyne.CanvasObject) *widget.Button {
 // Every icon button under a message says what it does on hover, and the
 // two pencils differ: one edits your message, one corrects the answer.
 func TestIconButtonsSayWhatTheyDo(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("Paris.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("Paris.")})
 	mw := h.ui.Main
 	answer := answerOnce(h.harness, "Capital of France?")
 	user := mw.chat.Views[0]
@@ -407,7 +408,7 @@ func TestIconButtonsSayWhatTheyDo(t *testing.T) {
 			tips[b.Tip] = true
 		}
 	}
-	if !tips["Edit your message and ask again"] || !strings.Contains(strings.Join(texts(answer.Actions), "|"), "Correct") {
+	if !tips["Edit your message and ask again"] || !strings.Contains(strings.Join(fake.Texts(answer.Actions), "|"), "Correct") {
 		t.Fatalf("the pencils are not told apart: %v", tips)
 	}
 	var down bool
@@ -421,7 +422,7 @@ func TestIconButtonsSayWhatTheyDo(t *testing.T) {
 
 // The screenshot harness's pencil finds the answer's Correct button.
 func TestScriptedPencilOpensTheCorrectionBox(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("Lyon.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("Lyon.")})
 	mw := h.ui.Main
 	answerOnce(h.harness, "Capital of France?")
 	if err := mw.PressCorrectLast(); err != nil {

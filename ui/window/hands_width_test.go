@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"perch/ui"
+	"perch/ui/internal/fake"
 )
 
 // The window's width on every page, and the wheel over fields.
@@ -17,14 +18,14 @@ import (
 // size a person is likely to give it and at two larger ones: no page asks
 // for more (the issue: 745 → 809 px on opening Teach, and it stayed).
 func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("An answer.")})
-	h.teacher.summary = ui.DataSummary{Pairs: 6}
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("An answer.")})
+	h.teacher.Summary = ui.DataSummary{Pairs: 6}
 	mw := h.ui.Main
 	answerOnce(h.harness, "A question?")
 	teach := openTeach(h) // with a stopped run's card, its widest state
 	teach.Run.Follow(ui.TrainRun{ID: "r", State: ui.RunStopped, Steps: 60, Step: 30, LastCheckpoint: 20,
 		BaseName: "Gemma-4 (text-tiny)", Plan: ui.TrainPlan{Name: "my-style"}})
-	h.loop.drain()
+	h.loop.Drain()
 	pages := []struct {
 		name string
 		show func()
@@ -37,7 +38,7 @@ func TestEveryPageKeepsTheWindowWidth(t *testing.T) {
 		side := float32(-1) // the sidebar keeps its width from page to page
 		for _, p := range pages {
 			p.show()
-			h.loop.drain()
+			h.loop.Drain()
 			if need := mw.Window.Content().MinSize().Width; need > size.Width {
 				t.Errorf("at %.0f×%.0f the %s page needs %.0f px", size.Width, size.Height, p.name, need)
 			}
@@ -106,7 +107,7 @@ func pointOn(s *container.Scroll, o fyne.CanvasObject) fyne.Position {
 // The wheel over a field of Teach's form, or of Settings, turns the page.
 func TestWheelScrollsThePageOverFields(t *testing.T) {
 	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 6}
+	h.teacher.Summary = ui.DataSummary{Pairs: 6}
 	mw := h.ui.Main
 	v := openTeach(h)
 	root := mw.Window.Content()
@@ -126,7 +127,7 @@ func TestWheelScrollsThePageOverFields(t *testing.T) {
 		t.Fatalf("the wheel over the name field left the page at %.0f px", v.Scroll.Offset.Y)
 	}
 	mw.ShowSettings()
-	h.loop.drain()
+	h.loop.Drain()
 	s := mw.settings
 	for name, f := range map[string]*widget.Entry{"Temperature": s.Gen.Temp, "Max tokens": s.Gen.MaxTokens, "API port": s.Port} {
 		at := pointOn(s.Root.(*container.Scroll), f)

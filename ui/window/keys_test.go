@@ -12,6 +12,7 @@ import (
 
 	"perch/ui"
 	"perch/ui/chat"
+	"perch/ui/internal/fake"
 )
 
 // press delivers a shortcut as the desktop driver does: to the focused
@@ -47,7 +48,7 @@ func TestComposerHasTheFocusWheneverTheChatShows(t *testing.T) {
 	}
 	mw.SetDraft("Q")
 	mw.Submit()
-	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "answer", func() bool { return !mw.Busy() })
 	mw.Window.Canvas().Unfocus()
 	test.Tap(mustButton(t, mw.side.root, "New chat"))
 	if !composerFocused(mw) || mw.chat.ConvID != "" {
@@ -66,17 +67,17 @@ func TestComposerHasTheFocusWheneverTheChatShows(t *testing.T) {
 }
 
 func TestEscapeStopsTheAnswer(t *testing.T) {
-	h := newHarness(t, script{forever: "more ", every: time.Millisecond})
+	h := newHarness(t, fake.Script{Forever: "more ", Every: time.Millisecond})
 	mw := h.ui.Main
 	for _, focused := range []bool{true, false} {
 		mw.SetDraft("go on")
 		mw.Submit()
-		h.loop.until(t, "streaming", func() bool { return mw.Busy() && strings.Contains(lastView(h).Msg.Text, "more") })
+		h.loop.Until(t, "streaming", func() bool { return mw.Busy() && strings.Contains(lastView(h).Msg.Text, "more") })
 		if !focused {
 			mw.Window.Canvas().Unfocus()
 		}
 		escape(mw.Window)
-		h.loop.until(t, "stopped", func() bool { return !mw.Busy() })
+		h.loop.Until(t, "stopped", func() bool { return !mw.Busy() })
 		if st := lastView(h).Msg.State; st != ui.Stopped {
 			t.Fatalf("focused=%v: state after Esc = %s", focused, st)
 		}
@@ -88,7 +89,7 @@ func TestWindowShortcuts(t *testing.T) {
 	mw := h.ui.Main
 	mw.SetDraft("Birds")
 	mw.Submit()
-	h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "answer", func() bool { return !mw.Busy() })
 	conv := mw.chat.ConvID
 
 	// Ctrl/⌘+K, from the composer: the search box takes the focus.
@@ -130,14 +131,14 @@ func TestWindowShortcuts(t *testing.T) {
 }
 
 func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
-	h := newHarness(t, script{deltas: words("one")}, script{deltas: words("two")},
-		script{deltas: []Delta{{Done: true, State: ui.Failed, Err: &ui.ContextFullError{Msg: "This chat is now longer than the model can read at once."}}}},
-		script{deltas: words("three")})
+	h := newHarness(t, fake.Script{Deltas: fake.Words("one")}, fake.Script{Deltas: fake.Words("two")},
+		fake.Script{Deltas: []fake.Delta{{Done: true, State: ui.Failed, Err: &ui.ContextFullError{Msg: "This chat is now longer than the model can read at once."}}}},
+		fake.Script{Deltas: fake.Words("three")})
 	mw := h.ui.Main
 	for _, q := range []string{"first", "second"} {
 		mw.SetDraft(q)
 		mw.Submit()
-		h.loop.until(t, "answer", func() bool { return !mw.Busy() })
+		h.loop.Until(t, "answer", func() bool { return !mw.Busy() })
 	}
 	for _, v := range mw.chat.Views {
 		if v.Marker.Visible() {
@@ -146,7 +147,7 @@ func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
 	}
 	mw.SetDraft("third")
 	mw.Submit()
-	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "failure", func() bool { return !mw.Busy() })
 	failed := lastView(h)
 	if !failed.Msg.ContextFull {
 		t.Fatalf("failure = %+v", failed.Msg)
@@ -154,12 +155,12 @@ func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
 	// The answer offers to leave the oldest messages out; from then on the
 	// model sees the chat from the second question, and the chat says so.
 	second := mw.chat.Views[2]
-	h.chat.mu.Lock()
-	h.chat.view = &ui.ContextView{FromID: second.Msg.ID}
-	h.chat.mu.Unlock()
+	h.chat.Mu.Lock()
+	h.chat.View = &ui.ContextView{FromID: second.Msg.ID}
+	h.chat.Mu.Unlock()
 	test.Tap(mustButton(t, failed.Note, "Leave the oldest messages out"))
-	h.loop.until(t, "answer after trimming", func() bool { return !mw.Busy() && lastView(h).Msg.Text == "three" })
-	if !h.chat.trimOK[mw.chat.ConvID] {
+	h.loop.Until(t, "answer after trimming", func() bool { return !mw.Busy() && lastView(h).Msg.Text == "three" })
+	if !h.chat.TrimOK[mw.chat.ConvID] {
 		t.Fatal("consent was not passed on")
 	}
 	for i, v := range mw.chat.Views {

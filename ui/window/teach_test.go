@@ -1,20 +1,19 @@
 package window
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"perch/ui"
 	"perch/ui/chat"
+	"perch/ui/internal/fake"
 	"perch/ui/look"
 	"perch/ui/teach"
 )
@@ -24,7 +23,7 @@ func answerOnce(h *harness, text string) *chat.MessageView {
 	mw := h.ui.Main
 	mw.SetDraft(text)
 	mw.Submit()
-	h.loop.until(h.t, "the answer", func() bool { return !mw.Busy() })
+	h.loop.Until(h.t, "the answer", func() bool { return !mw.Busy() })
 	return lastView(h)
 }
 
@@ -43,7 +42,7 @@ func feedbackButton(v *chat.MessageView, res ...fyne.Resource) *widget.Button {
 }
 
 func TestFeedbackButtonsStoreRatings(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("Paris.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("Paris.")})
 	v := answerOnce(h.harness, "Capital of France?")
 	id := v.Msg.ID
 	up := feedbackButton(v, look.ThumbUpIcon)
@@ -51,17 +50,17 @@ func TestFeedbackButtonsStoreRatings(t *testing.T) {
 		t.Fatal("an answer has no thumbs")
 	}
 	test.Tap(up)
-	h.loop.until(t, "the rating stored", func() bool { return h.feedback.rating(id) == ui.ThumbUp })
+	h.loop.Until(t, "the rating stored", func() bool { return h.feedback.Rating(id) == ui.ThumbUp })
 	if feedbackButton(v, look.ThumbUpChosen) == nil || v.Msg.Rating != ui.ThumbUp {
 		t.Fatal("thumbs up not shown as chosen")
 	}
 	test.Tap(feedbackButton(v, look.ThumbDownIcon))
-	h.loop.until(t, "thumbs down stored", func() bool { return h.feedback.rating(id) == ui.ThumbDown })
+	h.loop.Until(t, "thumbs down stored", func() bool { return h.feedback.Rating(id) == ui.ThumbDown })
 	if feedbackButton(v, look.ThumbUpIcon) == nil || feedbackButton(v, look.ThumbDownChosen) == nil {
 		t.Fatal("switching to thumbs down did not show")
 	}
 	test.Tap(feedbackButton(v, look.ThumbDownChosen)) // a second tap takes it back
-	h.loop.until(t, "rating cleared", func() bool { return h.feedback.rating(id) == ui.Unrated })
+	h.loop.Until(t, "rating cleared", func() bool { return h.feedback.Rating(id) == ui.Unrated })
 	// The user's own turns take no thumbs.
 	if feedbackButton(h.ui.Main.chat.Views[0], look.ThumbUpIcon, look.ThumbUpChosen) != nil {
 		t.Fatal("a user message has thumbs")
@@ -72,18 +71,18 @@ func TestFeedbackButtonsStoreRatings(t *testing.T) {
 	q.Show()
 	q.SetDraft("And Spain?")
 	q.Submit()
-	h.loop.until(t, "the quick answer", func() bool { return !q.Busy() })
+	h.loop.Until(t, "the quick answer", func() bool { return !q.Busy() })
 	qa, _ := q.Answer()
 	b := feedbackButton(q.Last, look.ThumbDownIcon)
 	if b == nil {
 		t.Fatal("quick-ask answer has no thumbs")
 	}
 	test.Tap(b)
-	h.loop.until(t, "quick-ask rating stored", func() bool { return h.feedback.rating(qa.ID) == ui.ThumbDown })
+	h.loop.Until(t, "quick-ask rating stored", func() bool { return h.feedback.Rating(qa.ID) == ui.ThumbDown })
 }
 
 func TestCorrectionSavedAsNewVersion(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("The capital is Lyon.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("The capital is Lyon.")})
 	v := answerOnce(h.harness, "Capital of France?")
 	test.Tap(feedbackButton(v, look.ThumbDownIcon))
 	fix := feedbackButton(v, theme.DocumentCreateIcon())
@@ -98,41 +97,16 @@ func TestCorrectionSavedAsNewVersion(t *testing.T) {
 	ed.SetText("The capital of France is Paris.")
 	save := v.Body.Objects[2].(*fyne.Container).Objects[2].(*widget.Button)
 	test.Tap(save)
-	h.loop.until(t, "the correction", func() bool { return v.Msg.Edited })
-	if got := h.feedback.fixes[v.Msg.ID]; got != "The capital of France is Paris." {
+	h.loop.Until(t, "the correction", func() bool { return v.Msg.Edited })
+	if got := h.feedback.Fixes[v.Msg.ID]; got != "The capital of France is Paris." {
 		t.Fatalf("stored correction %q", got)
 	}
 	if got := renderedText(v); got != "The capital of France is Paris." {
 		t.Fatalf("shown %q", got)
 	}
-	if !strings.Contains(strings.Join(texts(v.Root), "|"), "your correction") {
+	if !strings.Contains(strings.Join(fake.Texts(v.Root), "|"), "your correction") {
 		t.Fatal("the corrected answer is not marked as the user's")
 	}
-}
-
-// texts collects the text of every label, button and canvas text under o.
-func texts(o fyne.CanvasObject) []string {
-	var out []string
-	switch w := o.(type) {
-	case *fyne.Container:
-		for _, c := range w.Objects {
-			out = append(out, texts(c)...)
-		}
-	case *widget.Label:
-		out = append(out, w.Text)
-	case *widget.Button:
-		out = append(out, w.Text)
-	case *canvas.Text:
-		out = append(out, w.Text)
-	case *widget.Check:
-		out = append(out, w.Text)
-	case fyne.Widget:
-		r := test.WidgetRenderer(w)
-		for _, c := range r.Objects() {
-			out = append(out, texts(c)...)
-		}
-	}
-	return out
 }
 
 // openTeach shows the Teach page and waits for its checks to settle.
@@ -145,70 +119,12 @@ func openTeach(h *teachHarness) *teach.View {
 
 // settle waits until the newest form check has come back.
 func settle(h *harness, v *teach.View) {
-	h.loop.until(h.t, "the Teach page's check", func() bool { return v.Checked == v.Checking.Load() })
-}
-
-func TestTeachRefusesNothingToTrainOn(t *testing.T) {
-	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Examples: 3, Unpaired: 2}
-	v := openTeach(h)
-	if v.SelectedMethod() != ui.MethodDPO {
-		t.Fatalf("default method %q", v.SelectedMethod())
-	}
-	if !v.Problem.Visible() || !strings.Contains(v.Problem.Text, "2 disliked answers have no better version") ||
-		!strings.Contains(v.Problem.Text, `switch to "Examples (SFT)"`) {
-		t.Fatalf("problem = %q (visible %v)", v.Problem.Text, v.Problem.Visible())
-	}
-	if !v.Start.Disabled() {
-		t.Fatal("Start enabled with nothing to train on")
-	}
-	if v.DataInfo.Text != "3 examples · 0 pairs · 2 dislikes without a better version" {
-		t.Fatalf("data line %q", v.DataInfo.Text)
-	}
-	// Examples are enough for SFT.
-	v.Method.SetSelected(teach.PresetFor(ui.MethodSFT).Label)
-	settle(h.harness, v)
-	if v.Problem.Visible() || v.Start.Disabled() {
-		t.Fatalf("SFT with 3 examples refused: %q", v.Problem.Text)
-	}
-	if !strings.Contains(v.Estimate.Text, "About 7 min · needs 3.0 GB of the 16.0 GB") {
-		t.Fatalf("estimate %q", v.Estimate.Text)
-	}
-	if v.Fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
-		t.Fatalf("suggested steps %q", v.Fields["steps"].Text)
-	}
-	if v.Fields["lr"].Text != fmt.Sprint(teach.PresetFor(ui.MethodSFT).LR) {
-		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.Fields["lr"].Text)
-	}
-	// No source at all, and bad numbers, are named.
-	v.FromFeedback.SetChecked(false)
-	v.Fields["ratio"].SetText("0.5")
-	settle(h.harness, v)
-	if !strings.Contains(v.Problem.Text, "choose what to learn from") || !strings.Contains(v.Problem.Text, "LoRA+ ratio must be a number from 1") {
-		t.Fatalf("problem = %q", v.Problem.Text)
-	}
-	if !v.Start.Disabled() {
-		t.Fatal("Start enabled without a source")
-	}
-}
-
-func TestTeachRefusesWhenItWillNotFit(t *testing.T) {
-	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 4}
-	h.teacher.estimate = ui.TrainEstimate{Fits: false, Memory: 30 << 30, Available: 16 << 30,
-		Reason: "Training Gemma-4 E2B this way needs about 30.0 GB and this computer can give 16.0 GB. Try a maximum length of 1024."}
-	v := openTeach(h)
-	if !v.Problem.Visible() || !strings.HasPrefix(v.Problem.Text, "Training Gemma-4 E2B this way needs about 30.0 GB") {
-		t.Fatalf("problem = %q", v.Problem.Text)
-	}
-	if !v.Start.Disabled() {
-		t.Fatal("Start enabled for a plan that does not fit")
-	}
+	h.loop.Until(h.t, "the Teach page's check", func() bool { return v.Checked == v.Checking.Load() })
 }
 
 func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	h := newTeachHarness(t)
-	h.teacher.summary = ui.DataSummary{Pairs: 6, Examples: 2,
+	h.teacher.Summary = ui.DataSummary{Pairs: 6, Examples: 2,
 		Preview: []ui.DataPreview{{Prompt: "Capital?", Chosen: "Paris.", Rejected: "Lyon.", Origin: "your correction"}}}
 	v := openTeach(h)
 	if v.Start.Disabled() {
@@ -217,8 +133,8 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	v.Fields["steps"].SetText("50")
 	settle(h.harness, v)
 	test.Tap(v.Start)
-	h.loop.until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
-	if p := h.teacher.started[0]; p.Method != ui.MethodDPO || p.Steps != 50 || p.LoRAPlusRatio != ui.DefaultLoRAPlusRatio || p.Base != "e2b" || !p.Source.Feedback {
+	h.loop.Until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
+	if p := h.teacher.Started[0]; p.Method != ui.MethodDPO || p.Steps != 50 || p.LoRAPlusRatio != ui.DefaultLoRAPlusRatio || p.Base != "e2b" || !p.Source.Feedback {
 		t.Fatalf("started %+v", p)
 	}
 	settle(h.harness, v)
@@ -236,9 +152,9 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 		if step%10 == 0 {
 			pt.ValLoss = 0.7 - 0.01*float64(step)
 		}
-		h.teacher.emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{pt}})
+		h.teacher.Emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{pt}})
 	}
-	h.loop.until(t, "30 points on the chart", func() bool { return v.Run.Loss.Len(0) == 30 })
+	h.loop.Until(t, "30 points on the chart", func() bool { return v.Run.Loss.Len(0) == 30 })
 	if v.Run.Loss.Len(1) != 3 || v.Run.Margin.Len(0) != 30 || !v.Run.Margin.Visible() {
 		t.Fatalf("validation %d points, margin %d", v.Run.Loss.Len(1), v.Run.Margin.Len(0))
 	}
@@ -253,23 +169,23 @@ func TestTeachRunChartUpdatesAndStops(t *testing.T) {
 	}
 	// A chat between steps shows as a pause for it.
 	run.Yielding = true
-	h.teacher.emit(ui.TrainUpdate{Run: run})
-	h.loop.until(t, "the chat pause note", func() bool {
+	h.teacher.Emit(ui.TrainUpdate{Run: run})
+	h.loop.Until(t, "the chat pause note", func() bool {
 		return v.Run.Note.Visible() && strings.Contains(v.Run.Note.Text, "Paused while Perch answers your chat")
 	})
 	// Pause, resume, then stop through the confirmation.
 	test.Tap(v.Run.Pause)
-	h.loop.until(t, "paused", func() bool { return v.Run.Run.State == ui.RunPaused && v.Run.Resume.Visible() })
+	h.loop.Until(t, "paused", func() bool { return v.Run.Run.State == ui.RunPaused && v.Run.Resume.Visible() })
 	test.Tap(v.Run.Resume)
-	h.loop.until(t, "resumed", func() bool { return v.Run.Run.State == ui.RunTraining })
+	h.loop.Until(t, "resumed", func() bool { return v.Run.Run.State == ui.RunTraining })
 	test.Tap(v.Run.Stop)
 	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Stop training")
 	if yes == nil {
 		t.Fatal("no confirmation for Stop")
 	}
 	test.Tap(yes)
-	h.loop.until(t, "stopped", func() bool { return v.Run.Run.State == ui.RunStopped })
-	if got := strings.Join(h.teacher.log(), ","); got != "pause r1,resume r1,stop r1" {
+	h.loop.Until(t, "stopped", func() bool { return v.Run.Run.State == ui.RunStopped })
+	if got := strings.Join(h.teacher.Log(), ","); got != "pause r1,resume r1,stop r1" {
 		t.Fatalf("controls sent %q", got)
 	}
 	if v.Run.Stop.Visible() || v.Run.Pause.Visible() || !strings.HasPrefix(v.Run.State.Text, "Stopped at step 30 of 50") {
@@ -304,7 +220,7 @@ func findButton(o fyne.CanvasObject, text string) *widget.Button {
 }
 
 func TestAdapterSwitchedOnInConversation(t *testing.T) {
-	h := newTeachHarness(t, script{deltas: words("Bonjour.")})
+	h := newTeachHarness(t, fake.Script{Deltas: fake.Words("Bonjour.")})
 	mw := h.ui.Main
 	answerOnce(h.harness, "Hello")
 	conv := mw.chat.ConvID
@@ -334,8 +250,8 @@ func TestAdapterSwitchedOnInConversation(t *testing.T) {
 		t.Fatal("the adapter in use is not checked")
 	}
 	// Another conversation keeps its own choice; coming back shows this one.
-	h.feedback.adapters["other"] = ""
-	h.chat.convs = append(h.chat.convs, ui.Conversation{ID: "other", Title: "Other"})
+	h.feedback.Adapters["other"] = ""
+	h.chat.Convs = append(h.chat.Convs, ui.Conversation{ID: "other", Title: "Other"})
 	mw.ShowConversation("other")
 	if mw.AdapterLabel() != "Gemma-4 E2B" {
 		t.Fatalf("other conversation shows %q", mw.AdapterLabel())
@@ -349,16 +265,5 @@ func TestAdapterSwitchedOnInConversation(t *testing.T) {
 	q.Show()
 	if q.Model.Text != "Gemma-4 E2B + my-style" {
 		t.Fatalf("quick-ask shows %q", q.Model.Text)
-	}
-}
-
-func TestAdaptersListed(t *testing.T) {
-	h := newTeachHarness(t)
-	v := openTeach(h)
-	all := strings.Join(texts(v.Adapters.Root), "|")
-	for _, want := range []string{"my-style", "DPO on Gemma-4 E2B", "200 steps", "best validation loss 1.234 (checkpoint at step 150)", "rank 8", "12.0 MB", "legal", "for Gemma-4 31B"} {
-		if !strings.Contains(all, want) {
-			t.Fatalf("adapters list lacks %q: %s", want, all)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"perch/ui"
+	"perch/ui/internal/fake"
 	"perch/ui/tools"
 )
 
@@ -19,7 +20,7 @@ import (
 // answer says so; stopped (Esc), the answer ends with the call cut short.
 // It also keeps a per-conversation server switch.
 type toolChat struct {
-	*fakeChat
+	*fake.Chat
 	decided chan ui.ToolAnswer
 	mu      sync.Mutex
 	always  bool // "always allow" was chosen: no more cards
@@ -27,11 +28,11 @@ type toolChat struct {
 }
 
 func newToolChat() *toolChat {
-	return &toolChat{fakeChat: newFakeChat(), decided: make(chan ui.ToolAnswer, 8), on: map[string]bool{"notes": true, "weather": true}}
+	return &toolChat{Chat: fake.NewChat(), decided: make(chan ui.ToolAnswer, 8), on: map[string]bool{"notes": true, "weather": true}}
 }
 
 func (c *toolChat) Send(ctx context.Context, convID, text string, atts []ui.Attachment) (ui.Reply, error) {
-	r, err := c.fakeChat.Send(context.Background(), convID, text, atts)
+	r, err := c.Chat.Send(context.Background(), convID, text, atts)
 	if err != nil {
 		return r, err
 	}
@@ -118,7 +119,7 @@ func ask(t *testing.T, h *harness, button string) *widget.Button {
 	mw.SetDraft("What do my garden notes say?")
 	mw.Submit()
 	var b *widget.Button
-	h.loop.until(t, "the card", func() bool {
+	h.loop.Until(t, "the card", func() bool {
 		b = visibleButton(lastView(h).Tools.Root, button)
 		return b != nil
 	})
@@ -134,7 +135,7 @@ func TestCardAllowOnceShowsResultFoldedAsText(t *testing.T) {
 	if d := <-tc.decided; d != ui.ToolAllowOnce {
 		t.Fatalf("decided %v", d)
 	}
-	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	h.loop.Until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
 	v := lastView(h)
 	card := v.Tools.Cards[0]
 	if card.Waiting() || !strings.HasPrefix(card.Status.Text, "Done · # Garden") || card.Fold.Items[0].Open || !strings.Contains(card.Result.Text, "[buy seeds](https://example.com/seeds)") {
@@ -150,7 +151,7 @@ func TestCardAllowOnceShowsResultFoldedAsText(t *testing.T) {
 func TestCardDenyAndAlways(t *testing.T) {
 	h, tc := toolHarness(t)
 	test.Tap(ask(t, h, "Deny"))
-	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	h.loop.Until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
 	if d := <-tc.decided; d != ui.ToolDeny {
 		t.Fatalf("decided %v", d)
 	}
@@ -158,14 +159,14 @@ func TestCardDenyAndAlways(t *testing.T) {
 		t.Fatalf("denied card says %q", c.Status.Text)
 	}
 	test.Tap(ask(t, h, "Always allow this tool"))
-	h.loop.until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
+	h.loop.Until(t, "the answer", func() bool { return !h.ui.Main.Busy() })
 	if d := <-tc.decided; d != ui.ToolAllowAlways {
 		t.Fatalf("decided %v", d)
 	}
 	mw := h.ui.Main
 	mw.SetDraft("And again?")
 	mw.Submit()
-	h.loop.until(t, "the answer", func() bool { return !mw.Busy() && lastView(h).Msg.State == ui.Done })
+	h.loop.Until(t, "the answer", func() bool { return !mw.Busy() && lastView(h).Msg.State == ui.Done })
 	if len(tc.decided) != 0 || !strings.HasPrefix(lastView(h).Tools.Cards[0].Status.Text, "Done") {
 		t.Fatal("a card asked after always")
 	}
@@ -177,7 +178,7 @@ func TestEscWhileTheCardWaits(t *testing.T) {
 	h, _ := toolHarness(t)
 	ask(t, h, "Allow once")
 	escape(h.ui.Main.Window)
-	h.loop.until(t, "stopped", func() bool { return !h.ui.Main.Busy() })
+	h.loop.Until(t, "stopped", func() bool { return !h.ui.Main.Busy() })
 	v := lastView(h)
 	c := v.Tools.Cards[0]
 	if v.Msg.State != ui.Stopped || c.Waiting() || !strings.HasPrefix(c.Status.Text, "Stopped before it finished") {
@@ -325,21 +326,21 @@ func TestQuickAskCardsAndEsc(t *testing.T) {
 		test.Type(q.Comp.Entry, "Read my garden notes")
 		q.Comp.Entry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
 		var b *widget.Button
-		h.loop.until(t, "the card in the popup", func() bool {
+		h.loop.Until(t, "the card in the popup", func() bool {
 			b = visibleButton(q.Live.Tools.Root, "Allow once")
 			return b != nil
 		})
 		if esc {
 			q.Window.Canvas().Unfocus()
 			q.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape})
-			h.loop.until(t, "stopped", func() bool { return !q.Busy() })
+			h.loop.Until(t, "stopped", func() bool { return !q.Busy() })
 			if q.Visible() || len(tc.decided) != 0 {
 				t.Fatalf("after Esc: visible %v, decided %d", q.Visible(), len(tc.decided))
 			}
 			continue
 		}
 		test.Tap(b)
-		h.loop.until(t, "the answer", func() bool { return !q.Busy() })
+		h.loop.Until(t, "the answer", func() bool { return !q.Busy() })
 		if d := <-tc.decided; d != ui.ToolAllowOnce || q.AnswerText() != "Your notes say: buy seeds." {
 			t.Fatalf("decided %v, answer %q", d, q.AnswerText())
 		}

@@ -9,6 +9,7 @@ import (
 
 	"perch/ui"
 	"perch/ui/chat"
+	"perch/ui/internal/fake"
 	"perch/ui/look"
 )
 
@@ -25,13 +26,13 @@ var (
 // window would grow past the screen (issue: 980 → 2225 px after an offline
 // download).
 func TestNoViewWidensTheWindow(t *testing.T) {
-	h := newHarness(t, script{deltas: []Delta{{Done: true, State: ui.Failed,
+	h := newHarness(t, fake.Script{Deltas: []fake.Delta{{Done: true, State: ui.Failed,
 		Err: &ui.Problem{Summary: longWords, Details: noBreaks}}}})
 	mw := h.ui.Main
 	const width = 900
 	fits := func(what string, w fyne.Window, limit float32) {
 		t.Helper()
-		h.loop.drain()
+		h.loop.Drain()
 		if got := w.Content().MinSize().Width; got > limit {
 			t.Errorf("%s needs %.0f px, more than the window's %.0f", what, got, limit)
 		}
@@ -39,7 +40,7 @@ func TestNoViewWidensTheWindow(t *testing.T) {
 	// The chat: a failed answer, a long message without spaces, a composer notice.
 	mw.SetDraft(noBreaks)
 	mw.Submit()
-	h.loop.until(t, "failure", func() bool { return !mw.Busy() })
+	h.loop.Until(t, "failure", func() bool { return !mw.Busy() })
 	mw.chat.Comp.ShowNotice(noBreaks)
 	for _, v := range mw.chat.Views {
 		if v.Msg.Role == ui.Assistant {
@@ -50,16 +51,16 @@ func TestNoViewWidensTheWindow(t *testing.T) {
 	// The models page: names are whole when they fit; a download that
 	// failed offline, a page-wide error.
 	mw.ShowModels()
-	h.loop.drain()
+	h.loop.Drain()
 	for _, r := range mw.models.Rows {
 		if got, want := r.Title.Size().Width, look.NewTitleRow(r.Title).Natural(); got < want {
 			t.Errorf("%q is cut to %.0f px though it needs %.0f", r.Title.Text, got, want)
 		}
 	}
-	m := h.catalog.models[0]
+	m := h.catalog.List[0]
 	m.Name = noBreaks[:120]
 	m.Download = &ui.DownloadState{Total: 3 << 30, Err: longWords, ErrDetails: noBreaks}
-	h.catalog.update(m)
+	h.catalog.Update(m)
 	mw.models.ShowErr(&ui.Problem{Summary: longWords, Details: noBreaks})
 	for _, r := range mw.models.Rows {
 		r.Problem.More.OpenAll()
