@@ -44,9 +44,9 @@ type Composer struct {
 	NoticeText *widget.Label
 
 	attach, Send, Stop *widget.Button
-	Mic                *micButton
-	Rec                *recorderPanel
-	Input              *fyne.Container // entry or recorder panel
+	mic                *micButton
+	rec                *recorderPanel
+	input              *fyne.Container // entry or recorder panel
 	busy               bool
 
 	OnSend func(text string, atts []ui.Attachment) error
@@ -71,7 +71,7 @@ func New(e *ui.Env, win fyne.Window, placeholder string) *Composer {
 
 	c.attach = widget.NewButtonWithIcon("", theme.MailAttachmentIcon(), c.openDialog)
 	c.attach.Importance = widget.LowImportance
-	c.Mic = newMicButton(c)
+	c.mic = newMicButton(c)
 	c.Send = widget.NewButtonWithIcon("", theme.MailSendIcon(), c.Submit)
 	c.Send.Importance = widget.HighImportance
 	c.Stop = widget.NewButtonWithIcon("", theme.MediaStopIcon(), func() {
@@ -81,16 +81,16 @@ func New(e *ui.Env, win fyne.Window, placeholder string) *Composer {
 	})
 	c.Stop.Importance = widget.DangerImportance
 	c.Stop.Hide()
-	c.Rec = newRecorderPanel(c)
-	c.Input = container.NewStack(c.Entry)
+	c.rec = newRecorderPanel(c)
+	c.input = container.NewStack(c.Entry)
 
 	bg := canvas.NewRectangle(look.ThemeColor(theme.ColorNameInputBackground))
 	bg.CornerRadius = 14
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
 	left := container.NewVBox(c.attach)
-	right := container.NewHBox(container.NewVBox(c.Mic), container.NewVBox(container.NewStack(c.Send, c.Stop)))
-	row := container.NewBorder(nil, nil, left, right, c.Input)
+	right := container.NewHBox(container.NewVBox(c.mic), container.NewVBox(container.NewStack(c.Send, c.Stop)))
+	row := container.NewBorder(nil, nil, left, right, c.input)
 	c.ChipRow = container.NewHScroll(c.Chips)
 	c.Stack = container.NewVBox(c.ChipRow, row)
 	box := container.NewStack(bg, container.NewPadded(c.Stack))
@@ -113,7 +113,7 @@ func (c *Composer) SetBusy(b bool) {
 
 // SetLocked disables input until a model is available.
 func (c *Composer) SetLocked(locked bool, placeholder string) {
-	for _, w := range []fyne.Disableable{c.Entry, c.attach, c.Send, c.Mic} {
+	for _, w := range []fyne.Disableable{c.Entry, c.attach, c.Send, c.mic} {
 		if locked {
 			w.Disable()
 		} else {

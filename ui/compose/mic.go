@@ -42,17 +42,17 @@ func newMicButton(c *Composer) *micButton {
 // MouseDown starts a recording at once, so hold-to-talk loses nothing.
 func (m *micButton) MouseDown(*desktop.MouseEvent) {
 	m.swallowTap = false
-	if m.Disabled() || m.c.Rec.Active() {
+	if m.Disabled() || m.c.rec.active() {
 		return
 	}
 	m.pressedAt = time.Now()
-	m.swallowTap = m.c.Rec.start()
+	m.swallowTap = m.c.rec.start()
 }
 
 // MouseUp ends a hold-to-talk recording.
 func (m *micButton) MouseUp(*desktop.MouseEvent) {
-	if m.swallowTap && time.Since(m.pressedAt) >= holdToTalk && m.c.Rec.Active() {
-		m.c.Rec.finish(true)
+	if m.swallowTap && time.Since(m.pressedAt) >= holdToTalk && m.c.rec.active() {
+		m.c.rec.finish(true)
 	}
 }
 
@@ -63,10 +63,10 @@ func (m *micButton) tap() {
 		m.swallowTap = false
 		return
 	}
-	if m.c.Rec.Active() {
-		m.c.Rec.finish(true)
+	if m.c.rec.active() {
+		m.c.rec.finish(true)
 	} else {
-		m.c.Rec.start()
+		m.c.rec.start()
 	}
 }
 
@@ -80,8 +80,8 @@ type recorderPanel struct {
 	ending  bool
 
 	elapsed *widget.Label
-	Meter   *levelMeter
-	Root    fyne.CanvasObject
+	meter   *levelMeter
+	root    fyne.CanvasObject
 }
 
 func newRecorderPanel(c *Composer) *recorderPanel {
@@ -89,18 +89,18 @@ func newRecorderPanel(c *Composer) *recorderPanel {
 	dot := canvas.NewCircle(look.ThemeColor(theme.ColorNameError))
 	p.elapsed = widget.NewLabel("0:00 / 0:30")
 	p.elapsed.TextStyle.Monospace = true
-	p.Meter = newLevelMeter()
+	p.meter = newLevelMeter()
 	cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { p.finish(false) })
 	cancel.Importance = widget.LowImportance
 	done := widget.NewButtonWithIcon("Done", theme.ConfirmIcon(), func() { p.finish(true) })
-	p.Root = container.NewBorder(nil, nil,
+	p.root = container.NewBorder(nil, nil,
 		container.NewHBox(container.NewGridWrap(fyne.NewSquareSize(12), dot), widget.NewLabel("Recording"), p.elapsed),
 		container.NewHBox(cancel, done),
-		container.NewPadded(p.Meter))
+		container.NewPadded(p.meter))
 	return p
 }
 
-func (p *recorderPanel) Active() bool { return p.rec != nil }
+func (p *recorderPanel) active() bool { return p.rec != nil }
 
 // start begins a clip; it reports whether recording started.
 func (p *recorderPanel) start() bool {
@@ -116,10 +116,10 @@ func (p *recorderPanel) start() bool {
 		return false
 	}
 	p.rec, p.started, p.peak, p.ending = rec, time.Now(), 0, false
-	p.Meter.set(0)
+	p.meter.set(0)
 	p.tick()
-	p.c.Input.Objects = []fyne.CanvasObject{p.Root}
-	p.c.Input.Refresh()
+	p.c.input.Objects = []fyne.CanvasObject{p.root}
+	p.c.input.Refresh()
 	p.c.clearNotice()
 	levels := rec.Levels()
 	p.c.env.Run(func() {
@@ -139,7 +139,7 @@ func (p *recorderPanel) start() bool {
 				p.c.env.Do(func() {
 					if p.rec == rec {
 						p.peak = max(p.peak, l)
-						p.Meter.set(l)
+						p.meter.set(l)
 						p.tick()
 					}
 				})
@@ -168,8 +168,8 @@ func (p *recorderPanel) finish(keep bool) {
 	}
 	p.ending = true
 	p.rec = nil
-	p.c.Input.Objects = []fyne.CanvasObject{p.c.Entry}
-	p.c.Input.Refresh()
+	p.c.input.Objects = []fyne.CanvasObject{p.c.Entry}
+	p.c.input.Refresh()
 	if !keep {
 		rec.Cancel()
 		return
@@ -193,7 +193,7 @@ type levelMeter struct {
 	widget.BaseWidget
 	track, fill *canvas.Rectangle
 	box         *fyne.Container
-	Level       float64
+	level       float64
 }
 
 // CreateRenderer implements fyne.Widget.
@@ -209,7 +209,7 @@ func newLevelMeter() *levelMeter {
 }
 
 func (m *levelMeter) set(l float64) {
-	m.Level = min(max(l, 0), 1)
+	m.level = min(max(l, 0), 1)
 	meterLayout{m}.Layout(nil, m.box.Size())
 	m.fill.Refresh()
 }
@@ -224,7 +224,7 @@ func (l meterLayout) Layout(_ []fyne.CanvasObject, size fyne.Size) {
 	m.track.Move(fyne.NewPos(0, y))
 	m.track.Resize(fyne.NewSize(size.Width, 6))
 	m.fill.Move(fyne.NewPos(0, y))
-	m.fill.Resize(fyne.NewSize(size.Width*float32(m.Level), 6))
+	m.fill.Resize(fyne.NewSize(size.Width*float32(m.level), 6))
 }
 
 // MinSize implements fyne.Layout.

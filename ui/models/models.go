@@ -36,7 +36,7 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 			if err != nil || u == nil {
 				return
 			}
-			v.UseFolder(u.Path())
+			v.useFolder(u.Path())
 		}, win)
 	})
 	intro := widget.NewLabel("Gemma-4 runs entirely on this computer. Smaller models answer faster; larger ones know more. Models already in your Hugging Face cache show up as downloaded.")
@@ -76,7 +76,7 @@ func (v *View) Reload() {
 // ShowErr shows a failure above the list (nil clears it).
 func (v *View) ShowErr(err error) { v.Problem.Show(err) }
 
-func (v *View) UseFolder(path string) {
+func (v *View) useFolder(path string) {
 	v.env.Run(func() {
 		id, err := v.env.Catalog.AddFolder(path)
 		if err == nil {
@@ -100,12 +100,12 @@ type modelRow struct {
 	root     *fyne.Container
 	Title    *widget.Label
 	Facts    *widget.Label
-	Badges   *fyne.Container
-	Progress *widget.ProgressBar
-	Rate     *widget.Label
+	badges   *fyne.Container
+	progress *widget.ProgressBar
+	rate     *widget.Label
 	Problem  *look.ProblemBox
 	Buttons  *fyne.Container
-	DlBox    *fyne.Container
+	dlBox    *fyne.Container
 }
 
 func newModelRow(v *View, m ui.CatalogModel) *modelRow {
@@ -120,20 +120,20 @@ func newModelRow(v *View, m ui.CatalogModel) *modelRow {
 	blurb.Wrapping = fyne.TextWrapWord
 	r.Facts = widget.NewLabel("")
 	r.Facts.Wrapping = fyne.TextWrapWord
-	r.Badges = container.NewHBox()
-	r.Progress = widget.NewProgressBar()
-	r.Rate = widget.NewLabel("")
-	r.Rate.Importance = widget.LowImportance
+	r.badges = container.NewHBox()
+	r.progress = widget.NewProgressBar()
+	r.rate = widget.NewLabel("")
+	r.rate.Importance = widget.LowImportance
 	r.Problem = look.NewProblemBox()
-	r.DlBox = container.NewVBox(r.Progress, r.Rate, r.Problem.Root)
+	r.dlBox = container.NewVBox(r.progress, r.rate, r.Problem.Root)
 	r.Buttons = container.NewHBox()
-	info := container.New(&look.TightVBox{}, container.New(look.NewTitleRow(title), title, r.Badges), blurb, r.Facts)
+	info := container.New(&look.TightVBox{}, container.New(look.NewTitleRow(title), title, r.badges), blurb, r.Facts)
 	top := container.NewBorder(nil, nil, nil, container.NewCenter(r.Buttons), info)
 	bg := canvas.NewRectangle(look.ThemeColor(look.ColorCard))
 	bg.CornerRadius = 12
 	bg.StrokeColor = look.ThemeColor(theme.ColorNameSeparator)
 	bg.StrokeWidth = 1
-	r.root = container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(top, r.DlBox))))
+	r.root = container.NewStack(bg, container.NewPadded(container.NewPadded(container.NewVBox(top, r.dlBox))))
 	r.update(m)
 	return r
 }
@@ -142,14 +142,14 @@ func (r *modelRow) update(m ui.CatalogModel) {
 	r.m = m
 	active := r.v.env.Model.State()
 	inUse := active.ID == m.ID
-	r.Badges.Objects = nil
+	r.badges.Objects = nil
 	if m.Recommended {
-		r.Badges.Add(badge("Recommended", theme.ColorNamePrimary))
+		r.badges.Add(badge("Recommended", theme.ColorNamePrimary))
 	}
 	if inUse {
-		r.Badges.Add(badge("In use", theme.ColorNameSuccess))
+		r.badges.Add(badge("In use", theme.ColorNameSuccess))
 	}
-	r.Badges.Refresh()
+	r.badges.Refresh()
 
 	fit := look.FitWords(m.Fit)
 	var parts []string // a size not known is left out, never shown as 0 B
@@ -204,18 +204,18 @@ func (r *modelRow) update(m ui.CatalogModel) {
 	r.Buttons.Refresh()
 
 	if d == nil {
-		r.DlBox.Hide()
+		r.dlBox.Hide()
 		return
 	}
-	r.DlBox.Show()
+	r.dlBox.Show()
 	if d.Total > 0 {
-		r.Progress.SetValue(float64(d.Done) / float64(d.Total))
+		r.progress.SetValue(float64(d.Done) / float64(d.Total))
 	}
 	// Before the first byte there is no size to show, only what went wrong.
 	started := d.Total > 0 || d.Err == ""
-	showIf(r.Progress, started)
-	showIf(r.Rate, started)
-	r.Rate.SetText(downloadLine(*d))
+	showIf(r.progress, started)
+	showIf(r.rate, started)
+	r.rate.SetText(downloadLine(*d))
 	r.Problem.Set(d.Err, d.ErrDetails)
 }
 

@@ -23,24 +23,24 @@ func TestModelsViewShowsFitAndDownloads(t *testing.T) {
 		t.Fatalf("31B facts = %q (%v)", big.Facts.Text, big.Facts.Importance)
 	}
 	small := v.Rows["e2b"]
-	if len(small.Badges.Objects) != 2 { // Recommended, In use
-		t.Fatalf("e2b badges = %d", len(small.Badges.Objects))
+	if len(small.badges.Objects) != 2 { // Recommended, In use
+		t.Fatalf("e2b badges = %d", len(small.badges.Objects))
 	}
 	m := h.Catalog.List[1]
 	m.Download = &ui.DownloadState{Done: 9 << 30, Total: 18 << 30, BytesPerSec: 50 << 20, ETA: 3 * time.Minute}
 	h.Catalog.Update(m)
 	h.Loop.Drain()
-	if big.DlBox.Hidden || big.Progress.Value != 0.5 || big.Buttons.Objects[0].(*widget.Button).Text != "Pause" {
-		t.Fatalf("download row: hidden %v value %v", big.DlBox.Hidden, big.Progress.Value)
+	if big.dlBox.Hidden || big.progress.Value != 0.5 || big.Buttons.Objects[0].(*widget.Button).Text != "Pause" {
+		t.Fatalf("download row: hidden %v value %v", big.dlBox.Hidden, big.progress.Value)
 	}
 	m.Download.Paused = true
 	h.Catalog.Update(m)
 	h.Loop.Drain()
-	if big.Buttons.Objects[0].(*widget.Button).Text != "Resume" || !strings.HasSuffix(big.Rate.Text, "paused") {
-		t.Fatalf("paused row: %q", big.Rate.Text)
+	if big.Buttons.Objects[0].(*widget.Button).Text != "Resume" || !strings.HasSuffix(big.rate.Text, "paused") {
+		t.Fatalf("paused row: %q", big.rate.Text)
 	}
 	// A bad folder explains itself.
-	v.UseFolder(filepath.Join(t.TempDir(), "nothing-here"))
+	v.useFolder(filepath.Join(t.TempDir(), "nothing-here"))
 	h.Loop.Until(t, "folder error", func() bool { return v.Problem.Root.Visible() })
 	if !strings.Contains(v.Problem.Summary.Text, "has no config.json") {
 		t.Fatalf("folder error = %q", v.Problem.Summary.Text)

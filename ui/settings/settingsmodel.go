@@ -15,8 +15,8 @@ import (
 // left empty (or on "Model default") sends nothing, and the entry shows the
 // model's value as its placeholder.
 type modelSettings struct {
-	Temp, TopP, TopK, MaxTokens, frames *widget.Entry
-	Budget, fps                         *widget.Select
+	Temp, topP, topK, MaxTokens, frames *widget.Entry
+	budget, fps                         *widget.Select
 	budgets                             []int
 }
 
@@ -24,9 +24,9 @@ const modelDefault = "Model default"
 
 func newModelSettings(budgets []int) *modelSettings {
 	m := &modelSettings{budgets: budgets}
-	m.Temp, m.TopP, m.TopK = look.FieldEntry(), look.FieldEntry(), look.FieldEntry()
+	m.Temp, m.topP, m.topK = look.FieldEntry(), look.FieldEntry(), look.FieldEntry()
 	m.MaxTokens, m.frames = look.FieldEntry(), look.FieldEntry()
-	m.Budget = widget.NewSelect(nil, nil)
+	m.budget = widget.NewSelect(nil, nil)
 	m.fps = widget.NewSelect(nil, nil)
 	m.showDefaults(nil)
 	return m
@@ -59,8 +59,8 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 		maxTok, frames, budget, fps = say(""), say(""), say(""), say("")
 	}
 	m.Temp.SetPlaceHolder(temp)
-	m.TopP.SetPlaceHolder(topP)
-	m.TopK.SetPlaceHolder(topK)
+	m.topP.SetPlaceHolder(topP)
+	m.topK.SetPlaceHolder(topK)
 	m.MaxTokens.SetPlaceHolder(maxTok)
 	m.frames.SetPlaceHolder(frames)
 	keep := func(s *widget.Select, opts []string) {
@@ -77,7 +77,7 @@ func (m *modelSettings) showDefaults(d *ui.ModelDefaults) {
 	for _, b := range m.budgets {
 		opts = append(opts, fmt.Sprintf("%d tokens", b))
 	}
-	keep(m.Budget, opts)
+	keep(m.budget, opts)
 	keep(m.fps, []string{fps, "0.5", "1", "2", "4"})
 }
 
@@ -96,13 +96,13 @@ func (m *modelSettings) set(s ui.Settings) {
 		}
 	}
 	float(m.Temp, s.Sampling.Temperature)
-	float(m.TopP, s.Sampling.TopP)
-	integer(m.TopK, s.Sampling.TopK)
+	float(m.topP, s.Sampling.TopP)
+	integer(m.topK, s.Sampling.TopK)
 	integer(m.MaxTokens, s.MaxTokens)
 	integer(m.frames, s.MaxFrames)
-	m.Budget.SetSelectedIndex(0)
+	m.budget.SetSelectedIndex(0)
 	if s.ImageTokens != nil {
-		m.Budget.SetSelected(fmt.Sprintf("%d tokens", *s.ImageTokens))
+		m.budget.SetSelected(fmt.Sprintf("%d tokens", *s.ImageTokens))
 	}
 	m.fps.SetSelectedIndex(0)
 	if s.VideoFPS != nil {
@@ -137,12 +137,12 @@ func (m *modelSettings) read(s *ui.Settings) (bad []string) {
 		}
 		return &n
 	}
-	s.Sampling.Temperature, s.Sampling.TopP = float("temperature", m.Temp), float("top-p", m.TopP)
-	s.Sampling.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.TopK), integer("max tokens", m.MaxTokens), integer("max video frames", m.frames)
+	s.Sampling.Temperature, s.Sampling.TopP = float("temperature", m.Temp), float("top-p", m.topP)
+	s.Sampling.TopK, s.MaxTokens, s.MaxFrames = integer("top-k", m.topK), integer("max tokens", m.MaxTokens), integer("max video frames", m.frames)
 	s.ImageTokens, s.VideoFPS = nil, nil
-	if m.Budget.SelectedIndex() > 0 {
+	if m.budget.SelectedIndex() > 0 {
 		var n int
-		fmt.Sscanf(m.Budget.Selected, "%d", &n)
+		fmt.Sscanf(m.budget.Selected, "%d", &n)
 		s.ImageTokens = &n
 	}
 	if m.fps.SelectedIndex() > 0 {
@@ -153,5 +153,5 @@ func (m *modelSettings) read(s *ui.Settings) (bad []string) {
 	return bad
 }
 
-// Reset empties every field: the model's defaults apply.
-func (m *modelSettings) Reset() { m.set(ui.Settings{}) }
+// reset empties every field: the model's defaults apply.
+func (m *modelSettings) reset() { m.set(ui.Settings{}) }

@@ -20,11 +20,11 @@ const saveAfterTyping = 700 * time.Millisecond
 
 // watchChanges saves the form when any of its fields changes.
 func (v *View) watchChanges() {
-	for _, e := range []*widget.Entry{v.System, v.Port, v.toolRounds, v.Hotkey, v.modelsDir,
-		v.Gen.Temp, v.Gen.TopP, v.Gen.TopK, v.Gen.MaxTokens, v.Gen.frames} {
+	for _, e := range []*widget.Entry{v.system, v.Port, v.toolRounds, v.hotkey, v.modelsDir,
+		v.Gen.Temp, v.Gen.topP, v.Gen.topK, v.Gen.MaxTokens, v.Gen.frames} {
 		e.OnChanged = func(string) { v.typed() }
 	}
-	for _, s := range []*widget.Select{v.Model, v.longChats, v.Gen.Budget, v.Gen.fps} {
+	for _, s := range []*widget.Select{v.Model, v.longChats, v.Gen.budget, v.Gen.fps} {
 		s.OnChanged = func(string) { v.flush() }
 	}
 	for _, c := range []*widget.Check{v.Thinking, v.login, v.api} {
@@ -59,7 +59,7 @@ func (v *View) flush() bool {
 	if err == nil && reflect.DeepEqual(s, v.loaded) {
 		return true
 	}
-	return v.Save()
+	return v.save()
 }
 
 // Leave saves what is pending as the page closes, and says so when a

@@ -24,14 +24,14 @@ type View struct {
 
 	Model                *widget.Select
 	modelIDs             map[string]string // shown name → id
-	System               *widget.Entry
+	system               *widget.Entry
 	Gen                  *modelSettings
 	Port                 *widget.Entry
 	toolRounds           *widget.Entry
 	OnTools              func() // opens Settings → Tools (nil: no tools)
 	Thinking, login, api *widget.Check
 	longChats            *widget.Select
-	Hotkey, modelsDir    *widget.Entry
+	hotkey, modelsDir    *widget.Entry
 	Status               *widget.Label
 	hotkeyNote           *widget.Label
 	loaded               ui.Settings // what is saved
@@ -43,17 +43,17 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 	v := &View{env: e, win: win}
 	v.Model = widget.NewSelect(nil, nil)
 	v.Model.PlaceHolder = "No model downloaded yet"
-	v.System = widget.NewMultiLineEntry()
-	v.System.Wrapping = fyne.TextWrapWord
-	v.System.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
-	v.System.SetMinRowsVisible(3)
+	v.system = widget.NewMultiLineEntry()
+	v.system.Wrapping = fyne.TextWrapWord
+	v.system.SetPlaceHolder("You are a helpful assistant. (Optional: sent before every conversation.)")
+	v.system.SetMinRowsVisible(3)
 	v.Gen = newModelSettings(e.Budgets)
 	v.Port = look.FieldEntry()
 	v.toolRounds = look.FieldEntry()
 	v.Thinking = widget.NewCheck("Think before answering", nil) // short: the page fits a 600 px window
 	v.longChats = widget.NewSelect([]string{longChatTrim, longChatAsk}, nil)
-	v.Hotkey = look.FieldEntry()
-	v.Hotkey.SetPlaceHolder(ui.DefaultHotkey)
+	v.hotkey = look.FieldEntry()
+	v.hotkey.SetPlaceHolder(ui.DefaultHotkey)
 	v.hotkeyNote = widget.NewLabel("")
 	v.hotkeyNote.Wrapping = fyne.TextWrapWord
 	v.hotkeyNote.Importance = widget.LowImportance
@@ -76,25 +76,25 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 
 	model := form(
 		"Default model", v.Model,
-		"System prompt", v.System,
+		"System prompt", v.system,
 		"Thinking", container.NewVBox(v.Thinking, look.Note("The model's thoughts show under Thoughts, above its answer.")),
 		"Long chats", v.longChats,
 	)
-	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.Gen.Reset)
+	useDefaults := widget.NewButtonWithIcon("Use the model's defaults", theme.ViewRefreshIcon(), v.Gen.reset)
 	useDefaults.Importance = widget.LowImportance
 	gen := form(
 		"Temperature", v.Gen.Temp,
-		"Top-p", v.Gen.TopP,
-		"Top-k", v.Gen.TopK,
+		"Top-p", v.Gen.topP,
+		"Top-k", v.Gen.topK,
 		"Max tokens", v.Gen.MaxTokens,
 	)
 	media := form(
-		"Image detail", v.Gen.Budget,
+		"Image detail", v.Gen.budget,
 		"Video frames/s", v.Gen.fps,
 		"Max video frames", v.Gen.frames,
 	)
 	app := form(
-		"Quick-ask hotkey", container.NewVBox(v.Hotkey, v.hotkeyNote),
+		"Quick-ask hotkey", container.NewVBox(v.hotkey, v.hotkeyNote),
 		"Launch at login", v.login,
 		"Models folder", container.NewBorder(nil, nil, nil, browse, v.modelsDir),
 		"Local API", container.NewVBox(v.api, look.Note(look.PlatformText("On this Mac only (localhost).", "On this computer only (localhost)."))),
@@ -195,14 +195,14 @@ func (v *View) Load() {
 			v.Model.SetSelected(n)
 		}
 	}
-	v.System.SetText(s.SystemPrompt)
+	v.system.SetText(s.SystemPrompt)
 	v.Gen.set(s)
 	v.Thinking.SetChecked(s.Thinking)
 	v.longChats.SetSelected(longChatTrim)
 	if s.ContextPolicy == ui.AskFirst {
 		v.longChats.SetSelected(longChatAsk)
 	}
-	v.Hotkey.SetText(s.Hotkey)
+	v.hotkey.SetText(s.Hotkey)
 	v.login.SetChecked(s.LaunchAtLogin)
 	v.modelsDir.SetText(s.ModelsDir)
 	v.api.SetChecked(s.LocalAPI)
@@ -228,14 +228,14 @@ func (v *View) read() (ui.Settings, error) {
 		*dst = n
 	}
 	s.DefaultModel = v.modelIDs[v.Model.Selected]
-	s.SystemPrompt = strings.TrimSpace(v.System.Text)
+	s.SystemPrompt = strings.TrimSpace(v.system.Text)
 	bad = append(bad, v.Gen.read(&s)...)
 	s.Thinking = v.Thinking.Checked
 	s.ContextPolicy = ui.TrimOldest
 	if v.longChats.Selected == longChatAsk {
 		s.ContextPolicy = ui.AskFirst
 	}
-	s.Hotkey = strings.TrimSpace(v.Hotkey.Text)
+	s.Hotkey = strings.TrimSpace(v.hotkey.Text)
 	if h, err := ui.ParseHotkey(s.Hotkey); err == nil {
 		s.Hotkey = h.String()
 	}
@@ -250,8 +250,8 @@ func (v *View) read() (ui.Settings, error) {
 	return s, nil
 }
 
-// Save stores the form and applies it; it reports whether it was stored.
-func (v *View) Save() bool {
+// save stores the form and applies it; it reports whether it was stored.
+func (v *View) save() bool {
 	s, err := v.read()
 	if err == nil {
 		err = s.Validate(v.env.Budgets)
@@ -266,7 +266,7 @@ func (v *View) Save() bool {
 	}
 	old := v.loaded
 	v.loaded = s
-	v.Hotkey.SetText(s.Hotkey)
+	v.hotkey.SetText(s.Hotkey)
 	if v.env.ApplySettings != nil {
 		if err := v.env.ApplySettings(old, s); err != nil {
 			v.Status.Importance = widget.WarningImportance

@@ -21,19 +21,19 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	v.Load()
 	g := v.Gen
 	// Nothing set: empty fields showing the model's own values.
-	if g.Temp.Text != "" || g.Temp.PlaceHolder != "Model default · 1" || g.TopK.PlaceHolder != "Model default · 64" ||
-		g.Budget.SelectedIndex() != 0 || g.Budget.Selected != "Model default · 280 tokens" || v.Hotkey.Text != ui.DefaultHotkey {
-		t.Fatalf("defaults shown: temp %q/%q top-k %q budget %q", g.Temp.Text, g.Temp.PlaceHolder, g.TopK.PlaceHolder, g.Budget.Selected)
+	if g.Temp.Text != "" || g.Temp.PlaceHolder != "Model default · 1" || g.topK.PlaceHolder != "Model default · 64" ||
+		g.budget.SelectedIndex() != 0 || g.budget.Selected != "Model default · 280 tokens" || v.hotkey.Text != ui.DefaultHotkey {
+		t.Fatalf("defaults shown: temp %q/%q top-k %q budget %q", g.Temp.Text, g.Temp.PlaceHolder, g.topK.PlaceHolder, g.budget.Selected)
 	}
 	g.Temp.SetText("0.4")
-	v.System.SetText("Answer like a pirate.")
+	v.system.SetText("Answer like a pirate.")
 	v.Thinking.SetChecked(true)
-	g.Budget.SetSelected("1120 tokens")
-	g.TopK.SetText("40")
-	v.Hotkey.SetText("ctrl+shift+space")
+	g.budget.SetSelected("1120 tokens")
+	g.topK.SetText("40")
+	v.hotkey.SetText("ctrl+shift+space")
 	var applied []ui.Settings
 	h.ApplySettings = func(old, new ui.Settings) error { applied = append(applied, old, new); return nil }
-	v.Save()
+	v.save()
 	if v.Status.Text != "Saved." {
 		t.Fatalf("status = %q", v.Status.Text)
 	}
@@ -54,14 +54,14 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	}
 	// And a fresh view shows it.
 	v2 := NewView(h.Env, h.Win)
-	if v2.Gen.Temp.Text != "0.4" || !v2.Thinking.Checked || v2.Hotkey.Text != "Ctrl+Shift+Space" || v2.Gen.TopK.Text != "40" ||
-		v2.Gen.TopP.Text != "" || v2.Gen.Budget.Selected != "1120 tokens" {
-		t.Fatalf("reopened view: temp %q top-p %q hotkey %q", v2.Gen.Temp.Text, v2.Gen.TopP.Text, v2.Hotkey.Text)
+	if v2.Gen.Temp.Text != "0.4" || !v2.Thinking.Checked || v2.hotkey.Text != "Ctrl+Shift+Space" || v2.Gen.topK.Text != "40" ||
+		v2.Gen.topP.Text != "" || v2.Gen.budget.Selected != "1120 tokens" {
+		t.Fatalf("reopened view: temp %q top-p %q hotkey %q", v2.Gen.Temp.Text, v2.Gen.topP.Text, v2.hotkey.Text)
 	}
 	// Bad input is refused with the reason, and nothing changes.
-	v2.Hotkey.SetText("Space")
+	v2.hotkey.SetText("Space")
 	v2.Gen.MaxTokens.SetText("lots")
-	v2.Save()
+	v2.save()
 	if !strings.HasPrefix(v2.Status.Text, "Not saved: max tokens must be a whole number") {
 		t.Fatalf("status = %q", v2.Status.Text)
 	}
@@ -70,8 +70,8 @@ func TestSettingsPersistAndUnsetStaysUnset(t *testing.T) {
 	}
 	// "Use the model's defaults" unsets them all again.
 	v2.Load()
-	v2.Gen.Reset()
-	v2.Save()
+	v2.Gen.reset()
+	v2.save()
 	got = ui.PrefsSettings{P: h.App.Preferences()}.Load()
 	if got.Sampling.Temperature != nil || got.Sampling.TopK != nil || got.ImageTokens != nil || got.SystemPrompt != "Answer like a pirate." {
 		t.Fatalf("after reset: %+v", got)

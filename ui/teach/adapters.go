@@ -23,7 +23,7 @@ type adaptersView struct {
 	list   *fyne.Container
 	status *widget.Label
 	items  []ui.AdapterInfo
-	Root   fyne.CanvasObject
+	root   fyne.CanvasObject
 }
 
 func newAdaptersView(e *ui.Env, win fyne.Window) *adaptersView {
@@ -39,7 +39,7 @@ func newAdaptersView(e *ui.Env, win fyne.Window) *adaptersView {
 		}, win)
 	})
 	imp.Importance = widget.LowImportance
-	v.Root = container.NewVBox(v.list, v.status, container.NewHBox(imp))
+	v.root = container.NewVBox(v.list, v.status, container.NewHBox(imp))
 	return v
 }
 

@@ -26,13 +26,13 @@ type View struct {
 
 	base         *widget.Select
 	baseIDs      map[string]string // shown name → id
-	FromFeedback *widget.Check
+	fromFeedback *widget.Check
 	folder       string
 	folderLabel  *widget.Label
 	clearFolder  *widget.Button
-	DataInfo     *widget.Label
+	dataInfo     *widget.Label
 	previewBtn   *widget.Button
-	Method       *widget.RadioGroup
+	method       *widget.RadioGroup
 	methodHint   *widget.Label
 	Fields       map[string]*widget.Entry // planFields by name
 	Advanced     *widget.Accordion
@@ -41,7 +41,7 @@ type View struct {
 	Start        *widget.Button
 
 	Run      *runPanel
-	Adapters *adaptersView
+	adapters *adaptersView
 	runs     *runsList
 
 	summary  ui.DataSummary
@@ -59,8 +59,8 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 	d := defaultPlan()
 	v.base = widget.NewSelect(nil, func(string) { v.Check() })
 	v.base.PlaceHolder = "No model downloaded yet"
-	v.FromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.Check() })
-	v.FromFeedback.Checked = true
+	v.fromFeedback = widget.NewCheck("My feedback in chats", func(bool) { v.Check() })
+	v.fromFeedback.Checked = true
 	v.folderLabel = widget.NewLabel("")
 	v.folderLabel.Truncation = fyne.TextTruncateEllipsis
 	choose := widget.NewButtonWithIcon("Add a folder of JSONL files…", theme.FolderOpenIcon(), v.chooseFolder)
@@ -68,8 +68,8 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 	v.clearFolder = widget.NewButtonWithIcon("", theme.CancelIcon(), func() { v.setFolder("") })
 	v.clearFolder.Importance = widget.LowImportance
 	v.clearFolder.Hide()
-	v.DataInfo = widget.NewLabel("")
-	v.DataInfo.Wrapping = fyne.TextWrapWord
+	v.dataInfo = widget.NewLabel("")
+	v.dataInfo.Wrapping = fyne.TextWrapWord
 	v.previewBtn = widget.NewButtonWithIcon("Preview", theme.VisibilityIcon(), v.showPreview)
 	v.previewBtn.Importance = widget.LowImportance
 
@@ -80,8 +80,8 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 	v.methodHint = widget.NewLabel("")
 	v.methodHint.Wrapping = fyne.TextWrapWord
 	v.methodHint.Importance = widget.LowImportance
-	v.Method = widget.NewRadioGroup(labels, func(string) { v.methodChanged() })
-	v.Method.Required = true
+	v.method = widget.NewRadioGroup(labels, func(string) { v.methodChanged() })
+	v.method.Required = true
 
 	entry := func(key, value string) *widget.Entry {
 		en := look.FieldEntry()
@@ -120,31 +120,31 @@ func NewView(e *ui.Env, win fyne.Window) *View {
 
 	form := widget.NewForm(
 		widget.NewFormItem("Base model", v.base),
-		widget.NewFormItem("Learn from", container.NewVBox(v.FromFeedback,
+		widget.NewFormItem("Learn from", container.NewVBox(v.fromFeedback,
 			container.NewBorder(nil, nil, choose, v.clearFolder, v.folderLabel),
-			container.NewBorder(nil, nil, nil, v.previewBtn, v.DataInfo))),
-		widget.NewFormItem("Method", container.NewVBox(v.Method, v.methodHint)),
+			container.NewBorder(nil, nil, nil, v.previewBtn, v.dataInfo))),
+		widget.NewFormItem("Method", container.NewVBox(v.method, v.methodHint)),
 		widget.NewFormItem("Adapter name", name),
 		widget.NewFormItem("Steps", steps),
 	)
 	v.Run = newRunPanel(e, win)
-	v.Adapters = newAdaptersView(e, win)
+	v.adapters = newAdaptersView(e, win)
 	v.runs = newRunsList(e, func(r ui.TrainRun) { v.Run.Follow(r) })
 	intro := widget.NewLabel("Teach Gemma to answer the way you want, from your own feedback or files. Training runs on this computer and makes an adapter you can switch on in any chat; you can keep chatting meanwhile.")
 	intro.Wrapping = fyne.TextWrapWord
 	newRun := container.NewVBox(form, v.Advanced, v.Problem, v.Estimate, container.NewHBox(layout.NewSpacer(), v.Start))
 	body := container.NewVBox(look.Heading("Teach"), intro, v.Run.Root,
 		look.Section("New run", card(newRun)),
-		look.Section("Your adapters", v.Adapters.Root),
+		look.Section("Your adapters", v.adapters.root),
 		look.Section("Past runs", v.runs.root))
 	v.Run.parent = body
 	v.Scroll = look.PageScroll(container.NewPadded(body))
 	v.Root = v.Scroll
-	v.Method.SetSelected(PresetFor(d.Method).Label)
+	v.method.SetSelected(presetFor(d.Method).Label)
 	e.Teacher.Watch(func(u ui.TrainUpdate) { v.Run.push(u) })
 	v.Run.onStarted = v.Check
 	v.Run.onFinished = func() {
-		v.Adapters.reload()
+		v.adapters.reload()
 		v.runs.reload()
 		v.Check()
 	}
@@ -174,15 +174,15 @@ func (v *View) Reload() {
 	if err != nil {
 		v.showProblem("Could not list models: " + err.Error())
 	}
-	v.Adapters.reload()
+	v.adapters.reload()
 	v.runs.reload()
 	v.Run.restore()
 	v.Check()
 }
 
 func (v *View) methodChanged() {
-	m := v.SelectedMethod()
-	p := PresetFor(m)
+	m := v.selectedMethod()
+	p := presetFor(m)
 	v.methodHint.SetText(p.Hint)
 	// A learning rate still at another method's default follows the method.
 	lr := v.Fields["lr"]
@@ -195,9 +195,9 @@ func (v *View) methodChanged() {
 	v.Check()
 }
 
-func (v *View) SelectedMethod() ui.TrainMethod {
+func (v *View) selectedMethod() ui.TrainMethod {
 	for _, p := range methodPresets {
-		if p.Label == v.Method.Selected {
+		if p.Label == v.method.Selected {
 			return p.Method
 		}
 	}
@@ -205,7 +205,7 @@ func (v *View) SelectedMethod() ui.TrainMethod {
 }
 
 func (v *View) source() ui.TeachSource {
-	return ui.TeachSource{Feedback: v.FromFeedback.Checked, Folder: v.folder}
+	return ui.TeachSource{Feedback: v.fromFeedback.Checked, Folder: v.folder}
 }
 
 func (v *View) chooseFolder() {
@@ -243,7 +243,7 @@ func (v *View) Check() {
 	gen := v.Checking.Add(1)
 	v.Ready = false
 	v.Start.Disable()
-	src, m := v.source(), v.SelectedMethod()
+	src, m := v.source(), v.selectedMethod()
 	plan, perr := parsePlan(v.baseIDs[v.base.Selected], src, m, v.fieldValues())
 	v.env.Run(func() {
 		var sum ui.DataSummary
@@ -303,15 +303,15 @@ func (v *View) showData(d ui.DataSummary, err error) {
 	src := v.source()
 	switch {
 	case err != nil:
-		v.DataInfo.SetText("")
+		v.dataInfo.SetText("")
 	case !src.Feedback && src.Folder == "":
-		v.DataInfo.SetText("Nothing chosen.")
+		v.dataInfo.SetText("Nothing chosen.")
 	default:
 		text := dataLine(d)
 		if len(d.Notes) > 0 {
 			text += "\n" + strings.Join(d.Notes, "\n")
 		}
-		v.DataInfo.SetText(text)
+		v.dataInfo.SetText(text)
 	}
 	if len(d.Preview) > 0 {
 		v.previewBtn.Enable()

@@ -41,7 +41,7 @@ var methodPresets = []methodPreset{
 		"Every answer you liked or disliked counts on its own: no correction or better version is needed.", 3e-4},
 }
 
-func PresetFor(m ui.TrainMethod) methodPreset {
+func presetFor(m ui.TrainMethod) methodPreset {
 	for _, p := range methodPresets {
 		if p.Method == m {
 			return p
@@ -53,7 +53,7 @@ func PresetFor(m ui.TrainMethod) methodPreset {
 // defaultPlan is what the form starts with.
 func defaultPlan() ui.TrainPlan {
 	return ui.TrainPlan{Name: "my-style", Source: ui.TeachSource{Feedback: true}, Method: ui.MethodDPO, Rank: 8, Steps: 100,
-		LearningRate: PresetFor(ui.MethodDPO).LR, LoRAPlusRatio: ui.DefaultLoRAPlusRatio, ValShare: 0.1,
+		LearningRate: presetFor(ui.MethodDPO).LR, LoRAPlusRatio: ui.DefaultLoRAPlusRatio, ValShare: 0.1,
 		BatchSize: 1, MaxSeqLen: 2048, Beta: 0.1, Lambda: 0.1}
 }
 

@@ -204,7 +204,7 @@ func (p *runPanel) render() {
 			p.parent.Refresh() // a VBox sizes only the children visible when it laid out
 		}
 	}
-	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, PresetFor(r.Plan.Method).Short, r.BaseName))
+	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, presetFor(r.Plan.Method).Short, r.BaseName))
 	if r.Steps > 0 {
 		p.Bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
 	}

@@ -27,8 +27,8 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	h := fake.NewEnv(t)
 	h.Teacher.Summary = ui.DataSummary{Examples: 3, Unpaired: 2}
 	v := open(h)
-	if v.SelectedMethod() != ui.MethodDPO {
-		t.Fatalf("default method %q", v.SelectedMethod())
+	if v.selectedMethod() != ui.MethodDPO {
+		t.Fatalf("default method %q", v.selectedMethod())
 	}
 	if !v.Problem.Visible() || !strings.Contains(v.Problem.Text, "2 disliked answers have no better version") ||
 		!strings.Contains(v.Problem.Text, `switch to "Examples (SFT)"`) {
@@ -37,11 +37,11 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	if !v.Start.Disabled() {
 		t.Fatal("Start enabled with nothing to train on")
 	}
-	if v.DataInfo.Text != "3 examples · 0 pairs · 2 dislikes without a better version" {
-		t.Fatalf("data line %q", v.DataInfo.Text)
+	if v.dataInfo.Text != "3 examples · 0 pairs · 2 dislikes without a better version" {
+		t.Fatalf("data line %q", v.dataInfo.Text)
 	}
 	// Examples are enough for SFT.
-	v.Method.SetSelected(PresetFor(ui.MethodSFT).Label)
+	v.method.SetSelected(presetFor(ui.MethodSFT).Label)
 	settle(h, v)
 	if v.Problem.Visible() || v.Start.Disabled() {
 		t.Fatalf("SFT with 3 examples refused: %q", v.Problem.Text)
@@ -52,11 +52,11 @@ func TestTeachRefusesNothingToTrainOn(t *testing.T) {
 	if v.Fields["steps"].Text != "20" { // about three passes over 3 rows, at least 20
 		t.Fatalf("suggested steps %q", v.Fields["steps"].Text)
 	}
-	if v.Fields["lr"].Text != fmt.Sprint(PresetFor(ui.MethodSFT).LR) {
+	if v.Fields["lr"].Text != fmt.Sprint(presetFor(ui.MethodSFT).LR) {
 		t.Fatalf("SFT's learning rate did not follow the preset: %q", v.Fields["lr"].Text)
 	}
 	// No source at all, and bad numbers, are named.
-	v.FromFeedback.SetChecked(false)
+	v.fromFeedback.SetChecked(false)
 	v.Fields["ratio"].SetText("0.5")
 	settle(h, v)
 	if !strings.Contains(v.Problem.Text, "choose what to learn from") || !strings.Contains(v.Problem.Text, "LoRA+ ratio must be a number from 1") {
@@ -84,7 +84,7 @@ func TestTeachRefusesWhenItWillNotFit(t *testing.T) {
 func TestAdaptersListed(t *testing.T) {
 	h := fake.NewEnv(t)
 	v := open(h)
-	all := strings.Join(fake.Texts(v.Adapters.Root), "|")
+	all := strings.Join(fake.Texts(v.adapters.root), "|")
 	for _, want := range []string{"my-style", "DPO on Gemma-4 E2B", "200 steps", "best validation loss 1.234 (checkpoint at step 150)", "rank 8", "12.0 MB", "legal", "for Gemma-4 31B"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("adapters list lacks %q: %s", want, all)
