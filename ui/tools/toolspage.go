@@ -25,19 +25,19 @@ type Page struct {
 	env    *ui.Env
 	win    fyne.Window
 	tools  ui.ToolSettings
-	List   *fyne.Container
+	list   *fyne.Container
 	status *widget.Label
 	Root   fyne.CanvasObject
 }
 
 func NewPage(e *ui.Env, win fyne.Window) *Page {
-	v := &Page{env: e, win: win, tools: e.Tools, List: container.NewVBox(), status: widget.NewLabel("")}
+	v := &Page{env: e, win: win, tools: e.Tools, list: container.NewVBox(), status: widget.NewLabel("")}
 	v.status.Wrapping = fyne.TextWrapWord
 	add := widget.NewButtonWithIcon("Add a server…", theme.ContentAddIcon(), v.showAdd)
 	add.Importance = widget.HighImportance
 	intro := look.Note("Tools let the model act for you through Model Context Protocol servers on this computer. " +
 		"Nothing runs until you allow it: each call shows a card in the chat asking Allow once, Always allow or Deny.")
-	body := container.NewVBox(look.Heading("Tools"), intro, container.NewHBox(add), v.status, v.List)
+	body := container.NewVBox(look.Heading("Tools"), intro, container.NewHBox(add), v.status, v.list)
 	v.Root = look.PageScroll(container.NewPadded(body))
 	v.Reload()
 	return v
@@ -45,15 +45,15 @@ func NewPage(e *ui.Env, win fyne.Window) *Page {
 
 // Reload shows the servers as they are now.
 func (v *Page) Reload() {
-	v.List.Objects = nil
+	v.list.Objects = nil
 	servers := v.tools.List()
 	if len(servers) == 0 {
-		v.List.Add(look.Note("No servers yet. Add one: a command such as npx -y @modelcontextprotocol/server-filesystem ~/Notes, or the URL of a server on this computer."))
+		v.list.Add(look.Note("No servers yet. Add one: a command such as npx -y @modelcontextprotocol/server-filesystem ~/Notes, or the URL of a server on this computer."))
 	}
 	for _, s := range servers {
-		v.List.Add(v.serverCard(s))
+		v.list.Add(v.serverCard(s))
 	}
-	v.List.Refresh()
+	v.list.Refresh()
 }
 
 // stateText is a server's state in words.
@@ -190,7 +190,7 @@ func (v *Page) showAdd() {
 		if !ok {
 			return
 		}
-		vars, err := ParseEnv(env.Text)
+		vars, err := parseEnv(env.Text)
 		if err == nil {
 			err = v.tools.Add(strings.TrimSpace(name.Text), command.Text, vars, url.Text)
 		}
@@ -200,8 +200,8 @@ func (v *Page) showAdd() {
 	form.Show()
 }
 
-// ParseEnv reads NAME=value lines (blank lines skipped).
-func ParseEnv(text string) (map[string]string, error) {
+// parseEnv reads NAME=value lines (blank lines skipped).
+func parseEnv(text string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)

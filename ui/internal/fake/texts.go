@@ -31,3 +31,23 @@ func Texts(o fyne.CanvasObject) []string {
 	}
 	return out
 }
+
+// VisibleButton finds a visible button labelled text under o.
+func VisibleButton(o fyne.CanvasObject, text string) *widget.Button {
+	switch o := o.(type) {
+	case *widget.Button:
+		if o.Text == text && o.Visible() {
+			return o
+		}
+	case *fyne.Container:
+		if !o.Visible() {
+			return nil
+		}
+		for _, c := range o.Objects {
+			if b := VisibleButton(c, text); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
