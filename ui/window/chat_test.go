@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"perch/ui/chat"
 	"perch/ui/compose"
 	"perch/ui/internal/fake"
-	"perch/ui/look"
 )
 
 // renderedText collects the text a message view shows.
@@ -97,42 +95,6 @@ func TestSendStreamsTextIntoMessageRow(t *testing.T) {
 	if got := h.app.Clipboard().Content(); got != "fmt.Println(1)" {
 		t.Fatalf("code block copied %q", got)
 	}
-}
-
-// TestStreamingRefreshesAreCoalesced: 5000 answers published as fast as
-// they come reach the view as a few refreshes, never two posted at once,
-// the last with Done and the whole text.
-func TestStreamingRefreshesAreCoalesced(t *testing.T) {
-	l := fake.NewLoop()
-	var posted, maxPosted atomic.Int32
-	do := func(f func()) {
-		if n := posted.Add(1); n > maxPosted.Load() {
-			maxPosted.Store(n)
-		}
-		l.Do(func() { posted.Add(-1); f() })
-	}
-	st := ui.NewStream()
-	applies := 0
-	var last ui.Answer
-	st.Follow(do, func(a ui.Answer) { applies++; last = a })
-	go func() {
-		text := ""
-		for i := 0; i < 5000; i++ {
-			text += "x"
-			st.Publish(ui.Answer{Text: text})
-		}
-		st.Publish(ui.Answer{Text: text, Done: true})
-		st.Publish(ui.Answer{Text: "after the end"}) // ignored
-	}()
-	l.Until(t, "stream end", func() bool { return last.Done })
-	if len(last.Text) != 5000 || last.State != ui.Done {
-		t.Fatalf("final = %d chars, state %q", len(last.Text), last.State)
-	}
-	// 5000 tokens must not mean 5000 re-renders.
-	if applies > 200 || maxPosted.Load() > 1 {
-		t.Fatalf("%d refreshes for 5000 tokens, up to %d posted at once", applies, maxPosted.Load())
-	}
-	t.Logf("%d refreshes for 5000 tokens", applies)
 }
 
 func TestStopCancelsAndKeepsPartialAnswer(t *testing.T) {
@@ -250,28 +212,6 @@ func TestEditBoxSendsWithEnterLikeTheComposer(t *testing.T) {
 	user.EditEntry.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	if user.Editing || len(h.chat.Calls) != 2 {
 		t.Fatalf("Esc: editing %v, calls %v", user.Editing, h.chat.Calls)
-	}
-}
-
-func TestEnterShiftEnterCtrlEnter(t *testing.T) {
-	e := look.NewChatEntry()
-	w := test.NewTempWindow(t, e)
-	w.Canvas().Focus(e)
-	sent := 0
-	e.OnSend = func() { sent++ }
-	test.Type(e, "line one")
-	e.KeyDown(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
-	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	e.KeyUp(&fyne.KeyEvent{Name: desktop.KeyShiftLeft})
-	test.Type(e, "line two")
-	if e.Text != "line one\nline two" || sent != 0 {
-		t.Fatalf("Shift+Enter: text %q, sent %d", e.Text, sent)
-	}
-	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEnter})
-	e.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault})
-	if sent != 3 || e.Text != "line one\nline two" {
-		t.Fatalf("Enter/keypad Enter/⌘Enter: sent %d, text %q", sent, e.Text)
 	}
 }
 
