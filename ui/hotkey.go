@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,7 +25,16 @@ type Hotkey struct {
 
 // DefaultHotkey opens the quick-ask popup: ⌥Space on macOS (ChatGPT's);
 // elsewhere Alt+Space is the window menu, so Ctrl+Alt+Space.
-var DefaultHotkey = platformText("Option+Space", "Ctrl+Alt+Space")
+var DefaultHotkey = func() string {
+	if macKeys {
+		return "Option+Space"
+	}
+	return "Ctrl+Alt+Space"
+}()
+
+// macKeys: macOS names the modifiers with symbols (⌥⇧⌘) and spells Cmd;
+// elsewhere they read Ctrl, Alt, Shift, Super.
+var macKeys = runtime.GOOS == "darwin"
 
 var modNames = map[string]Modifier{
 	"ctrl": ModCtrl, "control": ModCtrl, "⌃": ModCtrl, "^": ModCtrl,
@@ -115,7 +125,7 @@ func (h Hotkey) String() string {
 	parts := make([]string, 0, len(h.Mods)+1)
 	for _, m := range h.Mods {
 		name := string(m)
-		if !onMac {
+		if !macKeys {
 			name = map[Modifier]string{ModOption: "Alt", ModCmd: "Super"}[m]
 			if name == "" {
 				name = string(m)
@@ -129,7 +139,7 @@ func (h Hotkey) String() string {
 // Label is how menus show the hotkey: "⌥Space" on macOS, "Ctrl+Alt+Space"
 // elsewhere.
 func (h Hotkey) Label() string {
-	if onMac {
+	if macKeys {
 		return h.Symbols()
 	}
 	return h.String()

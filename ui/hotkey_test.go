@@ -21,7 +21,7 @@ func TestParseHotkey(t *testing.T) {
 			t.Errorf("ParseHotkey(%q): %v", in, err)
 			continue
 		}
-		if !onMac { // the platform's names
+		if !macKeys { // the platform's names
 			want = strings.NewReplacer("Option", "Alt", "Cmd", "Super").Replace(want)
 		}
 		if h.String() != want {
@@ -29,7 +29,7 @@ func TestParseHotkey(t *testing.T) {
 		}
 	}
 	h, _ := ParseHotkey(DefaultHotkey)
-	if want := platformText("⌥Space", "Ctrl+Alt+Space"); h.Label() != want {
+	if want := map[bool]string{true: "⌥Space", false: "Ctrl+Alt+Space"}[macKeys]; h.Label() != want {
 		t.Errorf("the default shortcut reads %q in menus, want %q", h.Label(), want)
 	}
 	if h, _ := ParseHotkey("Option+Space"); h.Symbols() != "⌥Space" {

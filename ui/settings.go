@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+
+	"perch/engine/sample"
 )
 
 // Settings are the user's preferences. The generation and media settings
@@ -14,11 +16,12 @@ import (
 // generation_config.json, its processor) applies; only a value the user
 // chose is sent with a request.
 type Settings struct {
-	DefaultModel  string // catalog id or folder; "" until the first model is chosen
-	SystemPrompt  string
-	Temperature   *float64
-	TopP          *float64
-	TopK          *int
+	DefaultModel string // catalog id or folder; "" until the first model is chosen
+	SystemPrompt string
+	// Sampling is the engine's own sampling struct, the one form a
+	// sampling setting takes from here to the sampler; the page edits
+	// Temperature, TopP and TopK (the rest stay unset).
+	Sampling      sample.Options
 	MaxTokens     *int
 	Thinking      bool
 	ImageTokens   *int // one of the engine's image budgets (Deps.ImageBudgets)
@@ -49,13 +52,12 @@ const (
 // ModelDefaults are what the model does with a setting left unset (the
 // settings page shows them).
 type ModelDefaults struct {
-	Temperature, TopP float64
-	TopK              int
-	Greedy            bool
-	ImageTokens       int // 0: the model cannot see
-	VideoFPS          float64
-	MaxFrames         int
-	MaxTokens         int
+	Sampling    sample.Params // Temperature, TopP and TopK as the engine reads them
+	Greedy      bool
+	ImageTokens int // 0: the model cannot see
+	VideoFPS    float64
+	MaxFrames   int
+	MaxTokens   int
 }
 
 // DefaultSettings leave every model setting unset.
@@ -72,13 +74,13 @@ func (s Settings) Validate(budgets []int) error {
 			bad = append(bad, msg)
 		}
 	}
-	if v := s.Temperature; v != nil {
+	if v := s.Sampling.Temperature; v != nil {
 		check(*v >= 0 && *v <= 2, "temperature must be between 0 and 2")
 	}
-	if v := s.TopP; v != nil {
+	if v := s.Sampling.TopP; v != nil {
 		check(*v > 0 && *v <= 1, "top-p must be above 0 and at most 1")
 	}
-	if v := s.TopK; v != nil {
+	if v := s.Sampling.TopK; v != nil {
 		check(*v >= 0 && *v <= 1000, "top-k must be between 0 (off) and 1000")
 	}
 	if v := s.MaxTokens; v != nil {
@@ -140,9 +142,7 @@ func (p PrefsSettings) Load() Settings {
 	return Settings{
 		DefaultModel:  g.StringWithFallback(prefix+"defaultModel", d.DefaultModel),
 		SystemPrompt:  g.StringWithFallback(prefix+"systemPrompt", d.SystemPrompt),
-		Temperature:   p.float("temperature"),
-		TopP:          p.float("topP"),
-		TopK:          p.int("topK"),
+		Sampling:      sample.Options{Temperature: p.float32("temperature"), TopP: p.float32("topP"), TopK: p.int("topK")},
 		MaxTokens:     p.int("maxTokens"),
 		Thinking:      g.BoolWithFallback(prefix+"thinking", d.Thinking),
 		ImageTokens:   p.int("imageTokens"),
@@ -167,9 +167,9 @@ func (p PrefsSettings) Save(s Settings) error {
 	g.SetInt(prefix+"prefsVersion", prefsVersion)
 	g.SetString(prefix+"defaultModel", s.DefaultModel)
 	g.SetString(prefix+"systemPrompt", s.SystemPrompt)
-	p.setFloat("temperature", s.Temperature)
-	p.setFloat("topP", s.TopP)
-	p.setInt("topK", s.TopK)
+	p.setFloat32("temperature", s.Sampling.Temperature)
+	p.setFloat32("topP", s.Sampling.TopP)
+	p.setInt("topK", s.Sampling.TopK)
 	p.setInt("maxTokens", s.MaxTokens)
 	g.SetBool(prefix+"thinking", s.Thinking)
 	p.setInt("imageTokens", s.ImageTokens)
@@ -192,6 +192,16 @@ func (p PrefsSettings) float(key string) *float64 {
 	return nil
 }
 
+// float32 reads a sampling setting: Fyne keeps floats as float64, and a
+// float32 written as one reads back exactly.
+func (p PrefsSettings) float32(key string) *float32 {
+	if v := p.float(key); v != nil {
+		f := float32(*v)
+		return &f
+	}
+	return nil
+}
+
 const noInt = math.MinInt32
 
 func (p PrefsSettings) int(key string) *int {
@@ -206,6 +216,14 @@ func (p PrefsSettings) setFloat(key string, v *float64) {
 		p.P.RemoveValue(prefix + key)
 	} else {
 		p.P.SetFloat(prefix+key, *v)
+	}
+}
+
+func (p PrefsSettings) setFloat32(key string, v *float32) {
+	if v == nil {
+		p.P.RemoveValue(prefix + key)
+	} else {
+		p.P.SetFloat(prefix+key, float64(*v))
 	}
 }
 

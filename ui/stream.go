@@ -105,6 +105,3 @@ func (s *Stream) refresh() {
 	}
 	apply(a)
 }
-
-// follow attaches a view to a reply's stream.
-func follow(e *env, s *Stream, apply func(Answer)) { s.Follow(e.do, apply) }

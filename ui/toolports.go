@@ -75,12 +75,11 @@ type ToolSettings interface {
 	Revoke(server, tool string) error
 }
 
-// waitingCall reports whether one of m's calls waits for the user.
-func waitingCall(m Message) bool {
-	for _, c := range m.Tools {
-		if c.Waiting() {
-			return true
-		}
-	}
-	return false
-}
+// ToolAnswer is the user's answer on a tool-call card.
+type ToolAnswer int
+
+const (
+	ToolDeny ToolAnswer = iota
+	ToolAllowOnce
+	ToolAllowAlways
+)

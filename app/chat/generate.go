@@ -291,7 +291,7 @@ func (s *Service) request(convID, answerID string) (convRequest, error) {
 	}
 	// Only what the user set goes; the rest is the model's own default.
 	cr := convRequest{req: engine.Request{
-		Sampling:       engine.Sampling{Temperature: f32(st.Temperature), TopP: f32(st.TopP), TopK: st.TopK},
+		Sampling:       st.Sampling,
 		MaxTokens:      orZero(st.MaxTokens),
 		EnableThinking: st.Thinking,
 		MaxSoftTokens:  orZero(st.ImageTokens),

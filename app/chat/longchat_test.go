@@ -74,7 +74,7 @@ func TestFortyTurnsWithPhotosNeverHitTheWall(t *testing.T) {
 		func(string) (Engine, engine.ModelInfo, error) { return rec, e.Info(), nil }, nil)
 	rt.Select("tiny")
 	set := ui.DefaultSettings()
-	set.SystemPrompt, set.MaxTokens, set.Temperature, set.ImageTokens = "You are terse.", ui.Ptr(96), ui.Ptr(0.0), ui.Ptr(280)
+	set.SystemPrompt, set.MaxTokens, set.Sampling.Temperature, set.ImageTokens = "You are terse.", ui.Ptr(96), ui.Ptr[float32](0), ui.Ptr(280)
 	svc := New(store, rt, MediaProbe{}, func() ui.Settings { return set })
 
 	const turns = 40

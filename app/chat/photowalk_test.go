@@ -107,7 +107,7 @@ func realFixture(t *testing.T) (*Service, *gated) {
 		t.Fatal(err)
 	}
 	set := ui.DefaultSettings()
-	set.MaxTokens, set.Temperature = ui.Ptr(4), ui.Ptr(0.0)
+	set.MaxTokens, set.Sampling.Temperature = ui.Ptr(4), ui.Ptr[float32](0)
 	g := &gated{Runtime: rt}
 	svc := New(store, g, MediaProbe{Pictures: pool}, func() ui.Settings { return set })
 	return svc, g

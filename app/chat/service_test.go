@@ -58,7 +58,7 @@ func TestRequestCarriesSystemPromptAttachmentsAndHistory(t *testing.T) {
 	f := newFixture(t, eng, e2b)
 	f.set.SystemPrompt = "Be brief."
 	f.set.Thinking = true
-	f.set.Temperature = ui.Ptr(0.3)
+	f.set.Sampling.Temperature = ui.Ptr[float32](0.3)
 	png := pngBytes(t, 40, 30)
 	att, err := f.svc.AttachFile(writeTemp(t, "dot.png", png))
 	if err != nil {

@@ -15,16 +15,8 @@ func modelDefaults(dir string) *ui.ModelDefaults {
 	if err != nil {
 		return nil
 	}
-	return &ui.ModelDefaults{Temperature: float64(d.Sampling.Temperature), TopP: float64(d.Sampling.TopP), TopK: d.Sampling.TopK, Greedy: d.Greedy,
+	return &ui.ModelDefaults{Sampling: d.Sampling, Greedy: d.Greedy,
 		ImageTokens: d.ImageTokens, VideoFPS: d.VideoFPS, MaxFrames: d.MaxFrames, MaxTokens: d.MaxTokens}
-}
-
-func f32(v *float64) *float32 {
-	if v == nil {
-		return nil
-	}
-	f := float32(*v)
-	return &f
 }
 
 // orZero is a setting's value, or 0 (the engine's "use the model's") when unset.

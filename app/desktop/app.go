@@ -22,6 +22,8 @@ import (
 	"perch/assets"
 	"perch/engine"
 	"perch/ui"
+	"perch/ui/look"
+	"perch/ui/window"
 )
 
 // AppID is Perch's bundle id, and Version its version (both also in
@@ -34,7 +36,7 @@ const (
 // App is the running app: the services and the windows they drive.
 type App struct {
 	app        fyne.App
-	ui         *ui.UI
+	ui         *window.UI
 	store      *history.Store
 	rt         *chat.Runtime
 	catalog    *catalog.Catalog
@@ -71,7 +73,7 @@ func Start(f Flags) int {
 		Icon: assets.AppIcon, Migrations: map[string]bool{"fyneDo": true}})
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(assets.AppIcon)
-	a.Settings().SetTheme(ui.NewTheme())
+	a.Settings().SetTheme(look.NewTheme())
 	g := &App{app: a, settings: ui.PrefsSettings{P: a.Preferences(), Budgets: engine.ImageBudgets()}, login: platform.NewLoginItem(AppID)}
 
 	dir := f.DataDir
@@ -136,7 +138,7 @@ func Start(f Flags) int {
 	svc.MCP = tools
 	g.chat, g.tools = svc, tools
 	teacher, adapters := g.wireTeaching(dir, svc, g.trainer())
-	g.ui = ui.New(a, ui.Deps{
+	g.ui = window.New(a, window.Deps{
 		Chat: svc, Model: g.rt, Catalog: g.catalog, Recorder: newRecorder(), Settings: g.settings,
 		ApplySettings: g.applySettings, LoginItemSupported: g.login.Supported(), Icon: assets.AppIcon,
 		Teacher: teacher, Adapters: adapters, Feedback: svc,
@@ -144,7 +146,7 @@ func Start(f Flags) int {
 	})
 	mw := g.ui.Main.Window
 	mw.SetMaster()
-	g.trayOK = platform.TrayHostPresent() && g.ui.InstallTray(assets.TrayIcon, "", ui.TrayActions{
+	g.trayOK = platform.TrayHostPresent() && g.ui.InstallTray(assets.TrayIcon, "", window.TrayActions{
 		QuickAsk: g.showQuickAsk,
 		Open:     g.showMain,
 		Settings: func() { g.showMain(); g.ui.Main.ShowSettings() },

@@ -7,7 +7,7 @@ import (
 
 	"perch/app/chat"
 	"perch/app/toolset"
-	"perch/ui"
+	"perch/ui/window"
 )
 
 // Harness drives a started app for scripted runs (make screenshot). The
@@ -34,7 +34,7 @@ func HarnessFlags(fs *flag.FlagSet) {
 // What a harness reaches of the running app.
 
 func (g *App) Fyne() fyne.App    { return g.app }
-func (g *App) UI() *ui.UI        { return g.ui }
+func (g *App) UI() *window.UI    { return g.ui }
 func (g *App) TrayOK() bool      { return g.trayOK }
 func (g *App) DataDir() string   { return g.dataDir }
 func (g *App) SetExitCode(c int) { g.exitCode = c }

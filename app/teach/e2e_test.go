@@ -84,8 +84,8 @@ func newTeachRigOn(t *testing.T, dir, fixture string, vision bool) *teachRig {
 	r.svc.Watch(func(u ui.TrainUpdate) { r.updates <- u })
 	settings := func() ui.Settings {
 		s := ui.DefaultSettings()
-		temp, most := 0.0, 24
-		s.Temperature, s.MaxTokens = &temp, &most
+		temp, most := float32(0), 24
+		s.Sampling.Temperature, s.MaxTokens = &temp, &most
 		return s
 	}
 	r.chat = chat.New(store, rt, chat.MediaProbe{}, settings)

@@ -14,7 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"perch/app/desktop"
-	"perch/ui"
+	"perch/ui/window"
 )
 
 func init() { desktop.SetHarness(&flags{}) }
@@ -52,7 +52,7 @@ func (f *flags) Run(a *desktop.App) {
 type gui struct {
 	*desktop.App
 	app     fyne.App
-	ui      *ui.UI
+	ui      *window.UI
 	trayOK  bool
 	dataDir string
 }

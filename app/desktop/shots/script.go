@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"perch/ui"
+	"perch/ui/chat"
 )
 
 // script drives the app the way a person would, for `make screenshot` and
@@ -97,7 +98,7 @@ func (g *gui) script(f *flags) {
 	shoot(mw.Window, "main.png")
 
 	if f.ask != "" {
-		var q *ui.QuickAsk
+		var q *chat.QuickAsk
 		fyne.DoAndWait(func() {
 			q = g.ui.QuickAsk()
 			q.Show()

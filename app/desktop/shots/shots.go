@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"perch/app/hub"
-	"perch/ui"
+	"perch/ui/chat"
 )
 
 // moreShots captures what a user meets past the first answer: a chat that
@@ -87,7 +87,7 @@ func (g *gui) moreShots(s scriptSteps) bool {
 		s.fail("perch quick-ask: %v", err)
 		return false
 	}
-	var q *ui.QuickAsk
+	var q *chat.QuickAsk
 	if !s.wait("the popup from perch quick-ask", func() bool { q = g.ui.QuickAsk(); return q.Visible() }) {
 		return false
 	}
