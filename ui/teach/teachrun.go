@@ -26,17 +26,22 @@ type runPanel struct {
 	Root  *fyne.Container
 	title *widget.Label
 	State *widget.Label
-	Note  *widget.Label
-	Bar   *widget.ProgressBar
+	note  *widget.Label
+	bar   *widget.ProgressBar
 
-	Pause, Resume, Stop, fromCkpt, try *widget.Button
+	pause, resume, Stop, fromCkpt, try *widget.Button
 	head                               *fyne.Container
 
-	Loss, Margin *chart.LineChart
+	Loss, margin *chart.LineChart
 	Explain      *widget.Label // what the charts mean
 	marginLabel  string        // the method's own name for the margin chart, once a step said it
 	Run          ui.TrainRun
 	Shown        bool
+	// live holds the points that arrived while the run's stored points
+	// were being read (loading), so that reading them back does not wipe
+	// the newer ones off the chart.
+	live    []ui.TrainPoint
+	loading bool
 
 	mu      sync.Mutex
 	pending []ui.TrainUpdate
@@ -54,14 +59,14 @@ func newRunPanel(e *ui.Env, win fyne.Window) *runPanel {
 	p.title.Truncation = fyne.TextTruncateEllipsis
 	p.State = widget.NewLabel("")
 	p.State.Wrapping = fyne.TextWrapWord
-	p.Note = widget.NewLabel("")
-	p.Note.Wrapping = fyne.TextWrapWord
-	p.Note.Hide()
-	p.Bar = widget.NewProgressBar()
-	p.Bar.TextFormatter = func() string { return fmt.Sprintf("%.0f%%", p.Bar.Value*100) }
-	p.Pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.control(e.Teacher.Pause) })
-	p.Resume = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { p.control(e.Teacher.Resume) })
-	p.Resume.Importance = widget.HighImportance
+	p.note = widget.NewLabel("")
+	p.note.Wrapping = fyne.TextWrapWord
+	p.note.Hide()
+	p.bar = widget.NewProgressBar()
+	p.bar.TextFormatter = func() string { return fmt.Sprintf("%.0f%%", p.bar.Value*100) }
+	p.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), func() { p.control(e.Teacher.Pause) })
+	p.resume = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), func() { p.control(e.Teacher.Resume) })
+	p.resume.Importance = widget.HighImportance
 	p.Stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), p.confirmStop)
 	p.fromCkpt = widget.NewButtonWithIcon("Resume from checkpoint", theme.MediaReplayIcon(), p.resumeFromCheckpoint)
 	p.fromCkpt.Importance = widget.HighImportance
@@ -74,16 +79,16 @@ func newRunPanel(e *ui.Env, win fyne.Window) *runPanel {
 	p.Loss = chart.NewLineChart("Loss",
 		&chart.ChartSeries{Name: "Training", Color: theme.ColorNamePrimary, Smooth: 0.8},
 		&chart.ChartSeries{Name: "Validation", Color: theme.ColorNameWarning, Dots: true})
-	p.Margin = chart.NewLineChart("Reward margin", &chart.ChartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
-	buttons := container.NewHBox(p.Pause, p.Resume, p.Stop, p.fromCkpt, p.try)
+	p.margin = chart.NewLineChart("Reward margin", &chart.ChartSeries{Name: "Chosen − rejected", Color: theme.ColorNameSuccess, Smooth: 0.8})
+	buttons := container.NewHBox(p.pause, p.resume, p.Stop, p.fromCkpt, p.try)
 	// The buttons under the lines, not beside them: the title keeps the
 	// card's width ("Gemma-4 (tex…" was cut) and a narrow window stays so.
 	p.head = container.NewVBox(p.title, p.State, buttons)
-	charts := container.NewGridWithRows(1, p.Loss, p.Margin)
+	charts := container.NewGridWithRows(1, p.Loss, p.margin)
 	p.Explain = widget.NewLabel("")
 	p.Explain.Wrapping = fyne.TextWrapWord
 	p.Explain.Importance = widget.LowImportance
-	p.Root = container.NewVBox(card(container.NewVBox(p.head, p.Bar, p.Note, charts, p.Explain)))
+	p.Root = container.NewVBox(card(container.NewVBox(p.head, p.bar, p.note, charts, p.Explain)))
 	p.Root.Hide()
 	return p
 }
@@ -118,7 +123,8 @@ func (p *runPanel) Follow(r ui.TrainRun) {
 		p.onStarted()
 	}
 	p.Loss.Reset()
-	p.Margin.Reset()
+	p.margin.Reset()
+	p.live, p.loading = nil, true
 	p.render()
 	id := r.ID
 	p.env.Run(func() {
@@ -127,15 +133,32 @@ func (p *runPanel) Follow(r ui.TrainRun) {
 			if p.Run.ID != id {
 				return
 			}
+			live := p.live
+			p.live, p.loading = nil, false
 			if err != nil {
 				p.showNote("Could not read this run's metrics: "+err.Error(), widget.DangerImportance)
 				return
 			}
 			p.Loss.Reset()
-			p.Margin.Reset()
-			p.addPoints(pts)
+			p.margin.Reset()
+			p.addPoints(append(pts, after(pts, live)...))
 		})
 	})
+}
+
+// after is the points of live past the last step of stored.
+func after(stored, live []ui.TrainPoint) []ui.TrainPoint {
+	last := -1
+	for _, pt := range stored {
+		last = max(last, pt.Step)
+	}
+	var out []ui.TrainPoint
+	for _, pt := range live {
+		if pt.Step > last {
+			out = append(out, pt)
+		}
+	}
+	return out
 }
 
 // push takes an update from any goroutine; updates are applied together,
@@ -172,6 +195,9 @@ func (p *runPanel) flush() {
 		pts = append(pts, u.Points...)
 	}
 	p.Shown = true
+	if p.loading {
+		p.live = append(p.live, pts...)
+	}
 	if len(pts) > 0 {
 		p.addPoints(pts)
 	} else {
@@ -187,7 +213,7 @@ func (p *runPanel) addPoints(pts []ui.TrainPoint) {
 		x := float64(pt.Step)
 		p.Loss.Add(0, x, pt.Loss)
 		p.Loss.Add(1, x, pt.ValLoss)
-		p.Margin.Add(0, x, pt.Margin)
+		p.margin.Add(0, x, pt.Margin)
 		if pt.MarginLabel != "" {
 			p.marginLabel = pt.MarginLabel
 		}
@@ -206,7 +232,7 @@ func (p *runPanel) render() {
 	}
 	p.title.SetText(fmt.Sprintf("%s · %s · %s", r.Plan.Name, presetFor(r.Plan.Method).Short, r.BaseName))
 	if r.Steps > 0 {
-		p.Bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
+		p.bar.SetValue(math.Min(float64(r.Step)/float64(r.Steps), 1))
 	}
 	p.State.SetText(runStateLine(r))
 	switch {
@@ -228,44 +254,44 @@ func (p *runPanel) render() {
 			b.Hide()
 		}
 	}
-	show(p.Pause, r.State == ui.RunTraining || r.State == ui.RunPreparing)
-	show(p.Resume, r.State == ui.RunPaused)
+	show(p.pause, r.State == ui.RunTraining || r.State == ui.RunPreparing)
+	show(p.resume, r.State == ui.RunPaused)
 	show(p.Stop, r.State.Active())
 	show(p.fromCkpt, (r.State == ui.RunInterrupted || r.State == ui.RunStopped || r.State == ui.RunFailed) && r.LastCheckpoint > 0 && r.Step < r.Steps)
 	show(p.try, r.State == ui.RunDone && r.AdapterID != "" && p.OnTry != nil)
 	p.head.Refresh() // lay the buttons out again: which are shown changed
-	p.Loss.XMax, p.Margin.XMax = float64(r.Steps), float64(r.Steps)
+	p.Loss.XMax, p.margin.XMax = float64(r.Steps), float64(r.Steps)
 	switch {
 	case p.marginLabel != "":
-		p.Margin.Title = capitalize(p.marginLabel)
+		p.margin.Title = capitalize(p.marginLabel)
 	case r.Plan.Method == ui.MethodORPO:
-		p.Margin.Title = "Log-odds margin"
+		p.margin.Title = "Log-odds margin"
 	default:
-		p.Margin.Title = "Reward margin"
+		p.margin.Title = "Reward margin"
 	}
 	switch r.Plan.Method {
 	case ui.MethodSFT:
-		p.Margin.Hide()
+		p.margin.Hide()
 		p.Explain.SetText("Loss falls as the adapter learns to answer like your examples; the validation loss, on rows held back, says whether it learned more than the rows by heart.")
 	case ui.MethodKTO:
-		p.Margin.Show()
+		p.margin.Show()
 		p.Explain.SetText("Loss falls as the adapter learns. The margin rises as answers you liked grow more likely than those you disliked, measured against where the model started.")
 	default:
-		p.Margin.Show()
+		p.margin.Show()
 		p.Explain.SetText("Loss falls as the adapter learns. The margin (chosen − rejected) rises as it comes to prefer the better answer of each pair over the worse one; above zero, it prefers the better.")
 	}
 	p.Loss.Refresh()
-	p.Margin.Refresh()
+	p.margin.Refresh()
 }
 
 func (p *runPanel) showNote(msg string, imp widget.Importance) {
 	if msg == "" {
-		p.Note.Hide()
+		p.note.Hide()
 		return
 	}
-	p.Note.Importance = imp
-	p.Note.SetText(msg)
-	p.Note.Show()
+	p.note.Importance = imp
+	p.note.SetText(msg)
+	p.note.Show()
 }
 
 // runStateLine is "Step 120 of 200 · 850 tokens/s · about 4 min left".

@@ -293,7 +293,7 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	h.teacher.Emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{{Step: 1, Loss: 0.7, ValLoss: math.NaN(), Margin: 0.01}}})
 	h.loop.Until(t, "a point", func() bool { return v.Run.Loss.Len(0) == 1 })
 	h.loop.Drain()
-	if findButton(h.ui.Main.side.root, "Teach · 5%") == nil { // seen from every page
+	if fake.FindButton(h.ui.Main.side.root, "Teach · 5%") == nil { // seen from every page
 		t.Fatal("the sidebar's Teach button does not show the run going")
 	}
 	test.WidgetRenderer(v.Run.Loss).Layout(v.Run.Loss.Size())
@@ -305,10 +305,10 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 	}
 	test.Tap(v.Run.Stop)
 	d := h.ui.Main.Window.Canvas().Overlays().Top()
-	if findButton(d, "Stop training") == nil || findButton(d, "Keep training") == nil || findButton(d, "Yes") != nil {
+	if fake.FindButton(d, "Stop training") == nil || fake.FindButton(d, "Keep training") == nil || fake.FindButton(d, "Yes") != nil {
 		t.Fatalf("Stop asks with %q", fake.Texts(d))
 	}
-	test.Tap(findButton(d, "Keep training"))
+	test.Tap(fake.FindButton(d, "Keep training"))
 	run.State, run.Step = ui.RunDone, 20
 	run.Started, run.Ended = time.Unix(1000, 0), time.Unix(1000+65, 0)
 	h.teacher.Emit(ui.TrainUpdate{Run: run})
@@ -317,7 +317,7 @@ func TestTeachRunCardSaysWhatItMeans(t *testing.T) {
 		t.Fatalf("done line %q", got)
 	}
 	h.loop.Drain()
-	if findButton(h.ui.Main.side.root, "Teach") == nil {
+	if fake.FindButton(h.ui.Main.side.root, "Teach") == nil {
 		t.Fatal("the sidebar's Teach button still shows a run that ended")
 	}
 }

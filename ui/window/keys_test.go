@@ -181,7 +181,7 @@ func TestContextMarkerAndTheOfferToTrim(t *testing.T) {
 // mustButton finds the button labelled label under o.
 func mustButton(t *testing.T, o fyne.CanvasObject, label string) *widget.Button {
 	t.Helper()
-	b := findButton(o, label)
+	b := fake.FindButton(o, label)
 	if b == nil {
 		t.Fatalf("no %q button", label)
 	}

@@ -1,10 +1,8 @@
 package window
 
 import (
-	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -120,103 +118,6 @@ func openTeach(h *teachHarness) *teach.View {
 // settle waits until the newest form check has come back.
 func settle(h *harness, v *teach.View) {
 	h.loop.Until(h.t, "the Teach page's check", func() bool { return v.Checked == v.Checking.Load() })
-}
-
-func TestTeachRunChartUpdatesAndStops(t *testing.T) {
-	h := newTeachHarness(t)
-	h.teacher.Summary = ui.DataSummary{Pairs: 6, Examples: 2,
-		Preview: []ui.DataPreview{{Prompt: "Capital?", Chosen: "Paris.", Rejected: "Lyon.", Origin: "your correction"}}}
-	v := openTeach(h)
-	if v.Start.Disabled() {
-		t.Fatalf("cannot start: %q", v.Problem.Text)
-	}
-	v.Fields["steps"].SetText("50")
-	settle(h.harness, v)
-	test.Tap(v.Start)
-	h.loop.Until(t, "the run shown", func() bool { return v.Run.Shown && v.Run.Run.ID != "" })
-	if p := h.teacher.Started[0]; p.Method != ui.MethodDPO || p.Steps != 50 || p.LoRAPlusRatio != ui.DefaultLoRAPlusRatio || p.Base != "e2b" || !p.Source.Feedback {
-		t.Fatalf("started %+v", p)
-	}
-	settle(h.harness, v)
-	if !v.Start.Disabled() || !strings.Contains(v.Estimate.Text, "One run at a time") {
-		t.Fatalf("a second run can start beside the first: %q", v.Estimate.Text)
-	}
-	run := v.Run.Run
-	run.State, run.Steps = ui.RunTraining, 50
-	for step := 1; step <= 30; step++ {
-		run.Step, run.TokensPerSec, run.ETA = step, 812, time.Duration(50-step)*10*time.Second
-		pt := ui.TrainPoint{Step: step, Loss: 0.69 - 0.01*float64(step), ValLoss: math.NaN(), Margin: 0.02 * float64(step)}
-		if step == 30 { // the method names its chart's metric (train.Objective.Metrics)
-			pt.MarginLabel = "reward (signed by label)"
-		}
-		if step%10 == 0 {
-			pt.ValLoss = 0.7 - 0.01*float64(step)
-		}
-		h.teacher.Emit(ui.TrainUpdate{Run: run, Points: []ui.TrainPoint{pt}})
-	}
-	h.loop.Until(t, "30 points on the chart", func() bool { return v.Run.Loss.Len(0) == 30 })
-	if v.Run.Loss.Len(1) != 3 || v.Run.Margin.Len(0) != 30 || !v.Run.Margin.Visible() {
-		t.Fatalf("validation %d points, margin %d", v.Run.Loss.Len(1), v.Run.Margin.Len(0))
-	}
-	if v.Run.Margin.Title != "Reward (signed by label)" {
-		t.Fatalf("margin chart titled %q, not by the method's label", v.Run.Margin.Title)
-	}
-	if got := v.Run.State.Text; got != "Training · step 30 of 50 · 812 tokens/s · about 3 min left" {
-		t.Fatalf("state line %q", got)
-	}
-	if v.Run.Bar.Value != 0.6 || !v.Run.Pause.Visible() || v.Run.Resume.Visible() {
-		t.Fatalf("bar %v pause %v resume %v", v.Run.Bar.Value, v.Run.Pause.Visible(), v.Run.Resume.Visible())
-	}
-	// A chat between steps shows as a pause for it.
-	run.Yielding = true
-	h.teacher.Emit(ui.TrainUpdate{Run: run})
-	h.loop.Until(t, "the chat pause note", func() bool {
-		return v.Run.Note.Visible() && strings.Contains(v.Run.Note.Text, "Paused while Perch answers your chat")
-	})
-	// Pause, resume, then stop through the confirmation.
-	test.Tap(v.Run.Pause)
-	h.loop.Until(t, "paused", func() bool { return v.Run.Run.State == ui.RunPaused && v.Run.Resume.Visible() })
-	test.Tap(v.Run.Resume)
-	h.loop.Until(t, "resumed", func() bool { return v.Run.Run.State == ui.RunTraining })
-	test.Tap(v.Run.Stop)
-	yes := findButton(h.ui.Main.Window.Canvas().Overlays().Top(), "Stop training")
-	if yes == nil {
-		t.Fatal("no confirmation for Stop")
-	}
-	test.Tap(yes)
-	h.loop.Until(t, "stopped", func() bool { return v.Run.Run.State == ui.RunStopped })
-	if got := strings.Join(h.teacher.Log(), ","); got != "pause r1,resume r1,stop r1" {
-		t.Fatalf("controls sent %q", got)
-	}
-	if v.Run.Stop.Visible() || v.Run.Pause.Visible() || !strings.HasPrefix(v.Run.State.Text, "Stopped at step 30 of 50") {
-		t.Fatalf("after stop: state %q", v.Run.State.Text)
-	}
-	if v.Run.Loss.Len(0) != 30 {
-		t.Fatal("stopping lost the chart's points")
-	}
-}
-
-// findButton finds the button labelled text under o.
-func findButton(o fyne.CanvasObject, text string) *widget.Button {
-	switch w := o.(type) {
-	case *widget.Button:
-		if w.Text == text {
-			return w
-		}
-	case *fyne.Container:
-		for _, c := range w.Objects {
-			if b := findButton(c, text); b != nil {
-				return b
-			}
-		}
-	case fyne.Widget:
-		for _, c := range test.WidgetRenderer(w).Objects() {
-			if b := findButton(c, text); b != nil {
-				return b
-			}
-		}
-	}
-	return nil
 }
 
 func TestAdapterSwitchedOnInConversation(t *testing.T) {

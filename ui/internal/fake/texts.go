@@ -51,3 +51,26 @@ func VisibleButton(o fyne.CanvasObject, text string) *widget.Button {
 	}
 	return nil
 }
+
+// FindButton finds the button labelled text under o.
+func FindButton(o fyne.CanvasObject, text string) *widget.Button {
+	switch w := o.(type) {
+	case *widget.Button:
+		if w.Text == text {
+			return w
+		}
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			if b := FindButton(c, text); b != nil {
+				return b
+			}
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(w).Objects() {
+			if b := FindButton(c, text); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
