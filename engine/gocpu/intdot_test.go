@@ -1,0 +1,267 @@
+package gocpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"perch/engine/tensor"
+)
+
+// intDotShapes are the integer decode's edge shapes: K with and without a
+// last chunk of 64, every group size from 32 to 512, groups%16 zero and
+// not (the kernels' bias tail), one row and many.
+var intDotShapes = []struct{ K, gs, n int }{
+	{64, 32, 1}, {64, 64, 3}, {128, 32, 5}, {128, 128, 2}, {192, 32, 7}, {192, 64, 1},
+	{320, 64, 9}, {512, 256, 4}, {1024, 512, 3}, {1088, 32, 17}, {1536, 64, 33},
+	{2048, 128, 5}, {4096, 64, 2}, {1152, 128, 3}, {2560, 32, 2},
+}
+
+// intDotCase is a random block of n 4-bit rows with bfloat16 scales and
+// biases and an x quantized for them.
+type intDotCase struct {
+	w    []uint32
+	s, b []uint16
+	v    intVec
+	x    []float32
+}
+
+func newIntDotCase(r *rand.Rand, K, gs, n int, extreme bool) *intDotCase {
+	c := &intDotCase{w: make([]uint32, n*K/8), s: make([]uint16, n*K/gs), b: make([]uint16, n*K/gs), x: randFloats(r, K, 1)}
+	for i := range c.w {
+		c.w[i] = r.Uint32()
+		if extreme {
+			c.w[i] = 0xffffffff
+		}
+	}
+	for i := range c.s {
+		c.s[i] = bf16Bits(0.01 + 0.05*r.Float32())
+		c.b[i] = bf16Bits(-8 * 0.03 * r.Float32())
+	}
+	if extreme { // every quantized input ±127
+		for i := range c.x {
+			c.x[i] = float32(1 - 2*(i/32%2))
+		}
+	}
+	c.x[r.Intn(K)] *= 40 // one block with a large scale
+	quantizeVec(c.x, gs, &c.v)
+	return c
+}
+
+func bf16Bits(f float32) uint16 { return uint16(math.Float32bits(RoundBF16(f)) >> 16) }
+
+// TestIntDecodeKernel: every set's integer decode gives the portable
+// kernel's bits on every edge shape, on extreme values (every weight 15
+// against ±127, where VPMADDUBSW's int16 pair sums are largest) and with
+// a non-finite input (NaN in every row).
+func TestIntDecodeKernel(t *testing.T) {
+	for _, ks := range testedKernelSets(t) {
+		r := rand.New(rand.NewSource(31))
+		for _, sh := range intDotShapes {
+			for _, mode := range []string{"random", "extreme", "inf", "nan"} {
+				c := newIntDotCase(r, sh.K, sh.gs, sh.n, mode == "extreme")
+				switch mode {
+				case "inf":
+					c.x[r.Intn(sh.K)] = float32(math.Inf(-1))
+					quantizeVec(c.x, sh.gs, &c.v)
+				case "nan":
+					c.x[sh.K-1] = float32(math.NaN())
+					quantizeVec(c.x, sh.gs, &c.v)
+				}
+				want, got := make([]float32, sh.n), make([]float32, sh.n)
+				q4dotI8Go(c.w, c.s, c.b, c.v.xq, c.v.dl, c.v.xs, want, sh.gs)
+				for i := range got {
+					got[i] = 12345 // a value the kernel must overwrite
+				}
+				ks.q4dotI8(c.w, c.s, c.b, c.v.xq, c.v.dl, c.v.xs, got, sh.gs)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s K=%d gs=%d n=%d %s: y[%d] = %g, reference %g", ks.name, sh.K, sh.gs, sh.n, mode, i, got[i], want[i])
+					}
+					if nonFinite := mode == "inf" || mode == "nan"; nonFinite != math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s K=%d gs=%d %s: y[%d] = %g", ks.name, sh.K, sh.gs, mode, i, got[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestIntDecodeReference: the portable kernel is Σ_k (s·q_k + b)·(d·xi_k)
+// in float64 over the quantized x, within float32 rounding of the terms.
+func TestIntDecodeReference(t *testing.T) {
+	r := rand.New(rand.NewSource(32))
+	for _, sh := range intDotShapes {
+		c := newIntDotCase(r, sh.K, sh.gs, sh.n, false)
+		xd := dequantizeVec(&c.v, sh.K)
+		y := make([]float32, sh.n)
+		q4dotI8Go(c.w, c.s, c.b, c.v.xq, c.v.dl, c.v.xs, y, sh.gs)
+		groups := sh.K / sh.gs
+		for row := range y {
+			var want, scale float64
+			for k := 0; k < sh.K; k++ {
+				q := c.w[(row*sh.K+k)/8] >> (4 * (k % 8)) & 0xf
+				g := row*groups + k/sh.gs
+				term := (float64(bf16(c.s[g]))*float64(q) + float64(bf16(c.b[g]))) * xd[k]
+				want, scale = want+term, scale+math.Abs(term)
+			}
+			if e := math.Abs(float64(y[row])-want) / scale; e > dotTol {
+				t.Fatalf("K=%d gs=%d y[%d] = %g, want %g (error %.3g)", sh.K, sh.gs, row, y[row], want, e)
+			}
+		}
+	}
+}
+
+// dequantizeVec is d·xi per input, in natural order.
+func dequantizeVec(v *intVec, K int) []float64 {
+	xd := make([]float64, K)
+	for c := 0; c < K; c += 128 {
+		n := min(128, K-c)
+		for k := 0; k < n; k++ {
+			xd[c+k] = float64(v.xq[c+k%2*(n/2)+k/2]) * float64(v.dl[(c+k)/8])
+		}
+	}
+	return xd
+}
+
+// TestQuantizeVec: each block's d is max|x|/127, its values round halves
+// away from zero into the chunk's even/odd order, xs sums d·Σxi per group,
+// and a block too small for 127/max to be finite quantizes to zeros (no
+// NaN, no panic).
+func TestQuantizeVec(t *testing.T) {
+	x := make([]float32, 192) // a chunk of 128 and a last one of 64
+	for i := range x[:32] {
+		x[i] = float32(i) - 15.5 // block 0: max 15.5
+	}
+	x[40] = 1e-40 // block 1 subnormal: 127/x overflows
+	x[70], x[71] = 127, -0.5 // block 2: d = 1, -0.5 rounds away from zero
+	x[128+9], x[128+10] = 2, 1 // block 4: 1·127/2 = 63.5 rounds to 64
+	var v intVec
+	quantizeVec(x, 64, &v)
+	xd := dequantizeVec(&v, len(x))
+	d0 := float32(15.5) / 127
+	if v.dl[0] != d0 || v.dl[3] != d0 || v.dl[4] == d0 || v.dl[8] != 1 {
+		t.Fatalf("lane scales %v, want %g on lanes 0..3 and 1 on 8..11", v.dl[:12], d0)
+	}
+	id := 127 / float32(15.5)
+	if v.xq[0] != -127 || v.xq[64] != int8(roundAway(-14.5*id)) || v.xq[64+15] != 127 {
+		t.Fatalf("block 0, even inputs then odd ones: %v … %v", v.xq[:16], v.xq[64:80])
+	}
+	for k := 32; k < 64; k++ {
+		if xd[k] != 0 {
+			t.Fatalf("subnormal block: x[%d] quantizes to %g", k, xd[k])
+		}
+	}
+	if v.xq[35] != 127 || v.xq[64+35] != -1 {
+		t.Fatalf("x[70] = 127 → %d (want 127), x[71] = -0.5 → %d (want -1)", v.xq[35], v.xq[64+35])
+	}
+	if v.xq[128+32+4] != 127 || v.xq[128+5] != 64 {
+		t.Fatalf("last chunk (halves 32 apart): x[137] = 2 → %d (want 127), x[138] = 1 → %d (want 64)", v.xq[128+32+4], v.xq[128+5])
+	}
+	var sum0 int32
+	for k := 0; k < 16; k++ {
+		sum0 += int32(v.xq[k]) + int32(v.xq[64+k])
+	}
+	if want := d0 * float32(sum0); v.xs[0] != want || v.xs[1] != 126 {
+		t.Fatalf("group sums %v, want [%g 126 …]", v.xs, want)
+	}
+}
+
+// TestLinearIntDecode: with IntDecode a Linear of up to matvecMaxRows rows
+// moves each output by no more than quantizing x does (as the integer
+// prefill), gives the same bits on every kernel set, and runs (it differs
+// from the exact path); layouts it does not cover (8-bit, float32 or f16
+// scales) stay exact.
+func TestLinearIntDecode(t *testing.T) {
+	r := rand.New(rand.NewSource(33))
+	plain := New(Options{Plain: true})
+	defer plain.Close()
+	ref := map[string][]float32{}
+	withKernels(t, func(t *testing.T) {
+		fast, exact := New(Options{Threads: 3, IntDecode: true}), New(Options{Threads: 3})
+		defer fast.Close()
+		defer exact.Close()
+		r.Seed(33)
+		ran := false
+		for _, c := range linearCases {
+			l := randLinear(r, 0, c.out, c.in, c.bits, c.gs, c.out%2 == 1)
+			half, _ := halfLinear(plain, l, false)
+			halfF16, _ := halfLinear(plain, l, true)
+			w, _ := plain.checkLinear("test", half)
+			for _, rows := range []int{1, 2, 7} {
+				x := randFloats(r, rows*c.in, 1)
+				x[0] *= 50
+				xt := plain.FromFloat32(x, []int{rows, c.in}, tensor.Float32)
+				got := must(fast.Float32s(fast.Linear(xt, half)))
+				ex := must(exact.Float32s(exact.Linear(xt, half)))
+				covered := w.intDecodeLayout()
+				if key := fmt.Sprint(c, rows); covered {
+					if want, ok := ref[key]; ok && !equalBits(got, want) {
+						t.Fatalf("%+v rows=%d: kernel set %s gives other bits than the first set", c, rows, kern.name)
+					}
+					ref[key] = got
+				}
+				if !covered && !equalBits(got, ex) {
+					t.Fatalf("%+v rows=%d: a layout the integer decode does not cover changed", c, rows)
+				}
+				for _, other := range []*tensor.Linear{l, halfF16} { // float32 and f16 scales: exact
+					if !equalBits(must(fast.Float32s(fast.Linear(xt, other))), must(exact.Float32s(exact.Linear(xt, other)))) {
+						t.Fatalf("%+v rows=%d: float32 or f16 scales changed", c, rows)
+					}
+				}
+				if !covered {
+					continue
+				}
+				ran = ran || !equalBits(got, ex)
+				want := must(plain.Float32s(plain.Linear(xt, half)))
+				scale := linearScale(w, 0, x, rows)
+				buf := make([]float32, c.in)
+				for o := 0; o < c.out; o++ {
+					w.row(0, o, buf)
+					for row := 0; row < rows; row++ {
+						xr := x[row*c.in:][:c.in]
+						var bound float64
+						for blk := 0; blk < c.in/intBlock; blk++ {
+							var amax float64
+							for _, v := range xr[blk*intBlock:][:intBlock] {
+								amax = math.Max(amax, math.Abs(float64(v)))
+							}
+							for _, v := range buf[blk*intBlock:][:intBlock] {
+								bound += math.Abs(float64(v)) * amax / 254
+							}
+						}
+						bound += dotTol * float64(scale[row*c.out+o])
+						i := row*c.out + o
+						if e := math.Abs(float64(got[i] - want[i])); e > bound {
+							t.Fatalf("%+v rows=%d y[%d][%d] = %g, plain %g: off by %.3g > %.3g", c, rows, row, o, got[i], want[i], e, bound)
+						}
+					}
+				}
+			}
+		}
+		if !ran {
+			t.Fatal("the integer decode never ran: every result equals the exact path's")
+		}
+		if err := fast.Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestLinearIntDecodeNonFinite: an infinite input gives NaN in the rows
+// it reaches and leaves the other rows finite.
+func TestLinearIntDecodeNonFinite(t *testing.T) {
+	r := rand.New(rand.NewSource(34))
+	b := New(Options{IntDecode: true})
+	defer b.Close()
+	l, _ := halfLinear(b, randLinear(r, 0, 16, 128, 4, 64, false), false)
+	x := randFloats(r, 3*128, 1)
+	x[1*128+5] = float32(math.Inf(1))
+	y := must(b.Float32s(b.Linear(b.FromFloat32(x, []int{3, 128}, tensor.Float32), l)))
+	for i, v := range y {
+		if row := i / 16; math.IsNaN(float64(v)) != (row == 1) {
+			t.Fatalf("row %d output %d = %g", row, i%16, v)
+		}
+	}
+}

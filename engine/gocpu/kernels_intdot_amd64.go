@@ -1,0 +1,50 @@
+//go:build !purego
+
+package gocpu
+
+// Wrappers of the integer decode's kernels (kernels_intdot_amd64.s for
+// AVX2, kernels_intdot_vnni_amd64.s for AVX-512 VNNI): they check what the
+// assembly reads and writes and pass it the scale steps (intdot.go).
+
+//go:noescape
+func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
+
+//go:noescape
+func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
+
+// i8spread[log2 gpb][i] is lane i's scale among a step's gpb: i·gpb/16.
+var i8spread = [3][16]int32{
+	{},
+	{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+	{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+}
+
+func q4dotI8AVX2w(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8VNNIw(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8Asm(k func(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32),
+	w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+	n, K := len(y), len(xq)
+	if n == 0 || K == 0 {
+		clear(y)
+		return
+	}
+	if gs < 32 || gs&(gs-1) != 0 || K%64 != 0 || K%gs != 0 {
+		panic("gocpu: integer decode layout")
+	}
+	groups := K / gs
+	_, _, _, _, _ = w[n*K/8-1], s[n*groups-1], b[n*groups-1], dl[K/8-1], xs[groups-1]
+	steps, cps, gpb, lg := K/128, 1, 128/gs, 0
+	if gs > 128 {
+		steps, cps, gpb = K/gs, gs/128, 1
+	}
+	for 1<<lg < gpb {
+		lg++
+	}
+	k(&w[0], &s[0], &b[0], &xq[0], &dl[0], &xs[0], &y[0], n, steps, cps, gpb, K%128/64, groups, &i8spread[lg][0])
+}

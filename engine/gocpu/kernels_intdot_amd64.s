@@ -1,0 +1,181 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 kernel of the integer decode (lanes and sums: intdot.go;
+// declaration: kernels_intdot_amd64.go): the 16 lanes of a chunk as two
+// halves of 8, lanes 0..7 in Y14 and 8..15 in Y15, each lane's 8 products
+// summed by VPMADDUBSW (int16 pairs, |·| ≤ 2·15·127, never saturating),
+// VPADDW and VPMADDWD; then the same float32 steps as the VNNI kernel, so
+// the same bits.
+
+DATA i8nib2<>+0(SB)/4, $0x0f0f0f0f
+DATA i8nib2<>+4(SB)/4, $0x00010001
+GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
+
+// I8HALF(w, xe, xo, dl, sc, acc): 32 weight bytes at w(SI) against the
+// even inputs at xe(DX) and the odd ones at xo(DX); lanes scaled by sc·dl
+// (dl at dl(BX)) and added to acc.
+#define I8HALF(w, xe, xo, dl, sc, acc) \
+	VMOVDQU w(SI), Y0;           \
+	VPAND Y8, Y0, Y1;            \
+	VPSRLW $4, Y0, Y2;           \
+	VPAND Y8, Y2, Y2;            \
+	VPMADDUBSW xe(DX), Y1, Y1;   \
+	VPMADDUBSW xo(DX), Y2, Y2;   \
+	VPADDW Y2, Y1, Y1;           \
+	VPMADDWD Y9, Y1, Y1;         \
+	VCVTDQ2PS Y1, Y1;            \
+	VMULPS dl(BX), sc, Y3;       \
+	VMULPS Y3, Y1, Y1;           \
+	VADDPS Y1, acc, acc
+
+// func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
+// As q4dotI8VNNI; the gpb scales of a step (1, 2 or 4 words) are loaded
+// whole, widened, and spread over each half by its 8 entries of idx.
+TEXT ·q4dotI8AVX2(SB), NOSPLIT, $64-112
+	MOVQ w+0(FP), SI
+	MOVQ s+8(FP), R8
+	MOVQ b+16(FP), R9
+	MOVQ xq+24(FP), R10
+	MOVQ dl+32(FP), R11
+	MOVQ xs+40(FP), R12
+	MOVQ y+48(FP), DI
+	MOVQ cps+72(FP), R14
+	MOVQ idx+104(FP), AX
+	VMOVDQU (AX), Y12
+	VMOVDQU 32(AX), Y13
+	VPBROADCASTD i8nib2<>+0(SB), Y8
+	VPBROADCASTD i8nib2<>+4(SB), Y9
+	MOVQ n+56(FP), CX
+	TESTQ CX, CX
+	JZ   done
+
+row:
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	MOVQ R10, DX
+	MOVQ R11, BX
+	MOVQ steps+64(FP), R13
+	TESTQ R13, R13
+	JZ   tail
+
+step:
+	MOVQ gpb+80(FP), AX
+	CMPQ AX, $2
+	JEQ  load2
+	JGT  load4
+	MOVWLZX (R8), AX
+	VMOVD AX, X4
+	ADDQ $2, R8
+	JMP  spread
+
+load2:
+	VMOVD (R8), X4
+	ADDQ $4, R8
+	JMP  spread
+
+load4:
+	VMOVQ (R8), X4
+	ADDQ $8, R8
+
+spread:
+	VPMOVZXWD X4, Y4
+	VPSLLD $16, Y4, Y4
+	VPERMD Y4, Y12, Y10
+	VPERMD Y4, Y13, Y11
+	MOVQ R14, AX
+
+chunk:
+	PREFETCHT0 4096(SI)
+	I8HALF(0, 0, 64, 0, Y10, Y14)
+	I8HALF(32, 32, 96, 32, Y11, Y15)
+	ADDQ $64, SI
+	ADDQ $128, DX
+	ADDQ $64, BX
+	DECQ AX
+	JNZ  chunk
+	DECQ R13
+	JNZ  step
+
+tail:
+	MOVQ tail+88(FP), AX
+	TESTQ AX, AX
+	JZ   bias
+	MOVQ gpb+80(FP), AX
+	CMPQ AX, $4
+	JEQ  tail2
+	MOVWLZX (R8), AX
+	VMOVD AX, X4
+	ADDQ $2, R8
+	JMP  tailspread
+
+tail2:
+	VMOVD (R8), X4
+	ADDQ $4, R8
+
+tailspread:
+	VPMOVZXWD X4, Y4
+	VPSLLD $16, Y4, Y4
+	VPERMD Y4, Y12, Y10
+	I8HALF(0, 0, 32, 0, Y10, Y14)
+	ADDQ $32, SI
+
+bias:
+	MOVQ R12, DX
+	MOVQ groups+96(FP), R13
+
+bias16:
+	CMPQ R13, $16
+	JLT  biasrem
+	VPMOVZXWD (R9), Y1
+	VPSLLD $16, Y1, Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y14, Y14
+	VPMOVZXWD 16(R9), Y1
+	VPSLLD $16, Y1, Y1
+	VMULPS 32(DX), Y1, Y1
+	VADDPS Y1, Y15, Y15
+	ADDQ $32, R9
+	ADDQ $64, DX
+	SUBQ $16, R13
+	JMP  bias16
+
+biasrem:
+	// the last groups%16 terms into lanes 0.. of a zeroed 16-float frame
+	VXORPS Y1, Y1, Y1
+	VMOVUPS Y1, 0(SP)
+	VMOVUPS Y1, 32(SP)
+	XORQ BX, BX
+
+biasone:
+	CMPQ BX, R13
+	JEQ  biassum
+	MOVWLZX (R9), AX
+	SHLL $16, AX
+	VMOVD AX, X1
+	VMULSS (DX), X1, X1
+	VMOVSS X1, 0(SP)(BX*4)
+	ADDQ $2, R9
+	ADDQ $4, DX
+	INCQ BX
+	JMP  biasone
+
+biassum:
+	VADDPS 0(SP), Y14, Y14
+	VADDPS 32(SP), Y15, Y15
+	VADDPS Y15, Y14, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	DECQ CX
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
