@@ -134,8 +134,8 @@ func TestQuantizeVec(t *testing.T) {
 	for i := range x[:32] {
 		x[i] = float32(i) - 15.5 // block 0: max 15.5
 	}
-	x[40] = 1e-40 // block 1 subnormal: 127/x overflows
-	x[70], x[71] = 127, -0.5 // block 2: d = 1, -0.5 rounds away from zero
+	x[40] = 1e-40              // block 1 subnormal: 127/x overflows
+	x[70], x[71] = 127, -0.5   // block 2: d = 1, -0.5 rounds away from zero
 	x[128+9], x[128+10] = 2, 1 // block 4: 1·127/2 = 63.5 rounds to 64
 	var v intVec
 	quantizeVec(x, 64, &v)
