@@ -84,6 +84,13 @@ func (b *Backend) SetIntPrefill(on bool) bool {
 	return old
 }
 
+// SetIntDecode switches Options.IntDecode and returns the old value.
+func (b *Backend) SetIntDecode(on bool) bool {
+	old := b.opt.IntDecode
+	b.opt.IntDecode = on
+	return old
+}
+
 func (b *Backend) Err() error { return b.err }
 func (b *Backend) ClearErr()  { b.err = nil }
 

@@ -265,3 +265,48 @@ func TestLinearIntDecodeNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeLinear: one row (a decode step) through E2B's 4-bit gate
+// (1536→6144), down (6144→1536) and tied head (1536→65536, a quarter of
+// the vocabulary), bfloat16 scales as the checkpoints store them, the
+// exact matvec against the integer decode, per kernel set and for 1 and 2
+// workers, side by side. wGB/s counts the bytes read: packed words and
+// 2-byte scales and biases.
+//
+//	go test -run '^$' -bench DecodeLinear -benchtime 20x ./engine/gocpu
+func BenchmarkDecodeLinear(b *testing.B) {
+	r := rand.New(rand.NewSource(35))
+	saved := kern
+	defer func() { kern = saved }()
+	for _, sh := range []struct {
+		name    string
+		in, out int
+	}{{"gate", 1536, 6144}, {"down", 6144, 1536}, {"head", 1536, 65536}} {
+		be := New(Options{Plain: true})
+		l, _ := halfLinear(be, randLinear(r, 0, sh.out, sh.in, 4, 64, false), false)
+		be.Close()
+		wbytes := float64(sh.out*sh.in/2 + 2*2*sh.out*sh.in/64)
+		x := randFloats(r, sh.in, 1)
+		for _, ks := range archKernelSets() {
+			for _, threads := range []int{1, 2} {
+				for _, intDecode := range []bool{false, true} {
+					mode := "exact"
+					if intDecode {
+						mode = "int8"
+					}
+					b.Run(fmt.Sprintf("%s/%s/threads=%d/%s", sh.name, ks.name, threads, mode), func(b *testing.B) {
+						kern = ks
+						be := New(Options{Threads: threads, IntDecode: intDecode})
+						defer be.Close()
+						xt := be.FromFloat32(x, []int{1, sh.in}, tensor.Float32)
+						b.ResetTimer()
+						for i := 0; i < b.N; i++ {
+							be.Linear(xt, l)
+						}
+						b.ReportMetric(wbytes/(b.Elapsed().Seconds()/float64(b.N))/1e9, "wGB/s")
+					})
+				}
+			}
+		}
+	}
+}
