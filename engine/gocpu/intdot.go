@@ -39,34 +39,44 @@ func (w *weight) intDecodeLayout() bool {
 }
 
 // quantizeVec quantizes x (K%64 == 0) into v for groups of gs (K%gs == 0,
-// gs%32 == 0), reusing v's slices when they are large enough.
+// gs a power of two ≥ 32) with the kernel set's quantizer, reusing v's
+// slices when they are large enough.
 func quantizeVec(x []float32, gs int, v *intVec) {
 	K := len(x)
 	v.xq = grow(v.xq, K)
 	v.dl = grow(v.dl, K/8)
 	v.xs = grow(v.xs, K/gs)
 	clear(v.xs)
-	for c := 0; c < K; c += 128 {
-		n := min(128, K-c)
-		for blk := c; blk < c+n; blk += intBlock {
-			xb := x[blk : blk+intBlock]
-			var amax float32
-			for _, f := range xb {
-				amax = max(amax, abs32(f))
-			}
-			d, id := quantScale(amax)
-			var sum int32
-			for i, f := range xb {
-				q := int8(roundAway(float32(f * id)))
-				k := blk - c + i // position in the chunk
-				v.xq[c+k%2*(n/2)+k/2] = q
-				sum += int32(q)
-			}
-			for L := (blk - c) / 8; L < (blk-c)/8+4; L++ {
-				v.dl[c/8+L] = d
-			}
-			v.xs[blk/gs] += float32(d * float32(sum))
+	kern.quantVec(x, gs, v.xq, v.dl, v.xs)
+}
+
+// quantizeVecGo is the portable quantizer and the reference: per block of
+// 32, d and the rounded values (all 0 in a non-finite block) into the
+// chunks' even/odd order, d on the block's 4 lanes of dl, and d·Σxi added
+// to xs of its group.
+func quantizeVecGo(x []float32, gs int, xq []int8, dl, xs []float32) {
+	K := len(x)
+	for blk := 0; blk < K; blk += intBlock {
+		c := blk &^ 127
+		half := min(128, K-c) / 2
+		xb := x[blk : blk+intBlock]
+		var amax float32
+		for _, f := range xb {
+			amax = max(amax, abs32(f))
 		}
+		d, id := quantScale(amax)
+		even, odd := xq[c+(blk-c)/2:][:16], xq[c+half+(blk-c)/2:][:16]
+		var sum int32
+		for i := range even {
+			e, o := int8(roundAway(float32(xb[2*i]*id))), int8(roundAway(float32(xb[2*i+1]*id)))
+			if id == 0 {
+				e, o = 0, 0
+			}
+			even[i], odd[i] = e, o
+			sum += int32(e) + int32(o)
+		}
+		dl[blk/8], dl[blk/8+1], dl[blk/8+2], dl[blk/8+3] = d, d, d, d
+		xs[blk/gs] += float32(d * float32(sum))
 	}
 }
 

@@ -266,12 +266,15 @@ func TestLinearIntDecodeNonFinite(t *testing.T) {
 	}
 }
 
-// BenchmarkDecodeLinear: one row (a decode step) through E2B's 4-bit gate
+// BenchmarkDecodeLinear: one row (a decode step) through a 4-bit 1536→512
+// matrix that stays in L2 (the kernels' compute ceiling), E2B's gate
 // (1536→6144), down (6144→1536) and tied head (1536→65536, a quarter of
-// the vocabulary), bfloat16 scales as the checkpoints store them, the
+// the vocabulary: streamed from memory), bfloat16 scales as the checkpoints store them, the
 // exact matvec against the integer decode, per kernel set and for 1 and 2
 // workers, side by side. wGB/s counts the bytes read: packed words and
-// 2-byte scales and biases.
+// 2-byte scales and biases; wGB/cpu-s divides by the process's CPU time
+// instead (what a busy machine's time slicing leaves be; with 2 threads it
+// includes the workers' polling).
 //
 //	go test -run '^$' -bench DecodeLinear -benchtime 20x ./engine/gocpu
 func BenchmarkDecodeLinear(b *testing.B) {
@@ -281,7 +284,7 @@ func BenchmarkDecodeLinear(b *testing.B) {
 	for _, sh := range []struct {
 		name    string
 		in, out int
-	}{{"gate", 1536, 6144}, {"down", 6144, 1536}, {"head", 1536, 65536}} {
+	}{{"l2", 1536, 512}, {"gate", 1536, 6144}, {"down", 6144, 1536}, {"head", 1536, 65536}} {
 		be := New(Options{Plain: true})
 		l, _ := halfLinear(be, randLinear(r, 0, sh.out, sh.in, 4, 64, false), false)
 		be.Close()
@@ -300,11 +303,66 @@ func BenchmarkDecodeLinear(b *testing.B) {
 						defer be.Close()
 						xt := be.FromFloat32(x, []int{1, sh.in}, tensor.Float32)
 						b.ResetTimer()
+						cpu0 := processCPU()
 						for i := 0; i < b.N; i++ {
 							be.Linear(xt, l)
 						}
+						cpu := (processCPU() - cpu0).Seconds() / float64(b.N)
 						b.ReportMetric(wbytes/(b.Elapsed().Seconds()/float64(b.N))/1e9, "wGB/s")
+						b.ReportMetric(wbytes/cpu/1e9, "wGB/cpu-s")
 					})
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeVecSets: every set's quantizer gives the portable one's
+// bytes, scales and group sums on the edge shapes, with blocks that are
+// zero, subnormal, hold ±Inf or NaN, or values on a rounding half.
+func TestQuantizeVecSets(t *testing.T) {
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+	}
+	for _, ks := range testedKernelSets(t) {
+		r := rand.New(rand.NewSource(36))
+		for _, sh := range intDotShapes {
+			for trial := 0; trial < 4; trial++ {
+				x := randFloats(r, sh.K, float32(math.Pow(10, float64(r.Intn(9)-4))))
+				blocks := sh.K / 32
+				special := []float32{0, 1e-40, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+				for i := 0; i < 3; i++ {
+					blk := r.Intn(blocks)
+					v := special[r.Intn(len(special))]
+					for k := 0; k < 32; k++ {
+						if v == 0 || v == 1e-40 {
+							x[32*blk+k] = v * float32(k%3)
+						}
+					}
+					x[32*blk+r.Intn(32)] = v
+				}
+				x[r.Intn(sh.K)] = 127.0 / 2 // with max 127 in its block: a rounding half
+				x[r.Intn(sh.K)] = 127
+				n := sh.K / sh.gs
+				var want, got intVec
+				want.xq, want.dl, want.xs = make([]int8, sh.K), make([]float32, sh.K/8), make([]float32, n)
+				got.xq, got.dl, got.xs = make([]int8, sh.K), make([]float32, sh.K/8), make([]float32, n)
+				quantizeVecGo(x, sh.gs, want.xq, want.dl, want.xs)
+				ks.quantVec(x, sh.gs, got.xq, got.dl, got.xs)
+				for i := range want.xq {
+					if got.xq[i] != want.xq[i] {
+						t.Fatalf("%s K=%d gs=%d: xq[%d] = %d, want %d", ks.name, sh.K, sh.gs, i, got.xq[i], want.xq[i])
+					}
+				}
+				for i := range want.dl {
+					if !same(got.dl[i], want.dl[i]) {
+						t.Fatalf("%s K=%d gs=%d: dl[%d] = %g, want %g", ks.name, sh.K, sh.gs, i, got.dl[i], want.dl[i])
+					}
+				}
+				for i := range want.xs {
+					if !same(got.xs[i], want.xs[i]) {
+						t.Fatalf("%s K=%d gs=%d: xs[%d] = %g, want %g", ks.name, sh.K, sh.gs, i, got.xs[i], want.xs[i])
+					}
 				}
 			}
 		}

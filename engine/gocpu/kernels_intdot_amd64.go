@@ -12,6 +12,26 @@ func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps
 //go:noescape
 func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
 
+//go:noescape
+func quantizeVec512(x *float32, xq *int8, dl, xs *float32, K, shift int)
+
+// quantizeVec512w checks what quantizeVec512 reads and writes.
+func quantizeVec512w(x []float32, gs int, xq []int8, dl, xs []float32) {
+	K := len(x)
+	if K == 0 {
+		return
+	}
+	if gs < 32 || gs&(gs-1) != 0 || K%64 != 0 || K%gs != 0 {
+		panic("gocpu: integer decode layout")
+	}
+	shift := 0
+	for 32<<shift < gs {
+		shift++
+	}
+	_, _, _ = xq[K-1], dl[K/8-1], xs[K/gs-1]
+	quantizeVec512(&x[0], &xq[0], &dl[0], &xs[0], K, shift)
+}
+
 // i8spread[log2 gpb][i] is lane i's scale among a step's gpb: i·gpb/16.
 var i8spread = [3][16]int32{
 	{},
