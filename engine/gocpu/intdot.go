@@ -2,6 +2,7 @@ package gocpu
 
 import (
 	"math"
+	"sync"
 )
 
 // Integer decode (Options.IntDecode): the matvec of 4-bit weights with
@@ -151,11 +152,19 @@ func hsum16(a *[16]float32) float32 {
 	return v[1] + v[0]
 }
 
+// intVecs holds quantized rows for reuse across matvecs.
+var intVecs = sync.Pool{New: func() any { return new([]intVec) }}
+
 // matvecInt is matvec on the integer decode: each input row quantized once,
 // then weight rows split across the workers as matvec splits them.
 func (b *Backend) matvecInt(w *weight, e int, x []float32, rows int, y []float32) {
 	K, Out, gs := w.in, w.out, w.l.GroupSize
-	vs := make([]intVec, rows)
+	vp := intVecs.Get().(*[]intVec)
+	defer intVecs.Put(vp)
+	if len(*vp) < rows {
+		*vp = make([]intVec, matvecMaxRows)
+	}
+	vs := (*vp)[:rows]
 	for r := range vs {
 		quantizeVec(x[r*K:(r+1)*K], gs, &vs[r])
 	}

@@ -3,7 +3,8 @@
 package gocpu
 
 // Wrappers of the integer decode's kernels (kernels_intdot_amd64.s for
-// AVX2, kernels_intdot_vnni_amd64.s for AVX-512 VNNI): they check what the
+// AVX2, kernels_intdot_vnni_amd64.s for AVX-512 VNNI) and quantizers
+// (kernels_intquant_amd64.s, kernels_intquant_avx512_amd64.s): they check what the
 // assembly reads and writes and pass it the scale steps (intdot.go).
 
 //go:noescape
@@ -15,8 +16,19 @@ func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps
 //go:noescape
 func quantizeVec512(x *float32, xq *int8, dl, xs *float32, K, shift int)
 
-// quantizeVec512w checks what quantizeVec512 reads and writes.
+//go:noescape
+func quantizeVecAVX2(x *float32, xq *int8, dl, xs *float32, K, shift int)
+
 func quantizeVec512w(x []float32, gs int, xq []int8, dl, xs []float32) {
+	quantizeVecAsm(quantizeVec512, x, gs, xq, dl, xs)
+}
+
+func quantizeVecAVX2w(x []float32, gs int, xq []int8, dl, xs []float32) {
+	quantizeVecAsm(quantizeVecAVX2, x, gs, xq, dl, xs)
+}
+
+// quantizeVecAsm checks what a quantizer kernel reads and writes.
+func quantizeVecAsm(k func(x *float32, xq *int8, dl, xs *float32, K, shift int), x []float32, gs int, xq []int8, dl, xs []float32) {
 	K := len(x)
 	if K == 0 {
 		return
@@ -29,7 +41,7 @@ func quantizeVec512w(x []float32, gs int, xq []int8, dl, xs []float32) {
 		shift++
 	}
 	_, _, _ = xq[K-1], dl[K/8-1], xs[K/gs-1]
-	quantizeVec512(&x[0], &xq[0], &dl[0], &xs[0], K, shift)
+	k(&x[0], &xq[0], &dl[0], &xs[0], K, shift)
 }
 
 // i8spread[log2 gpb][i] is lane i's scale among a step's gpb: i·gpb/16.
