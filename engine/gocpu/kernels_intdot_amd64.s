@@ -13,6 +13,8 @@ DATA i8nib2<>+0(SB)/4, $0x0f0f0f0f
 DATA i8nib2<>+4(SB)/4, $0x00010001
 GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
 
+#include "kernels_amd64.h"
+
 // I8HALF(w, xe, xo, dl, sc, acc): 32 weight bytes at w(SI) against the
 // even inputs at xe(DX) and the odd ones at xo(DX); lanes scaled by sc·dl
 // (dl at dl(BX)) and added to acc.
@@ -164,13 +166,8 @@ biasone:
 biassum:
 	VADDPS 0(SP), Y14, Y14
 	VADDPS 32(SP), Y15, Y15
-	VADDPS Y15, Y14, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VMOVSHDUP X0, X1
-	VADDSS X1, X0, X0
+	VADDPS Y14, Y15, Y15 // lanes 8..15 plus 0..7, as HSUM512's first step
+	HSUM15
 	VMOVSS X0, (DI)
 	ADDQ $4, DI
 	DECQ CX

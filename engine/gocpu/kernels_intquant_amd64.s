@@ -24,6 +24,8 @@ DATA i8q2<>+48(SB)/8, $0x0e0c0a0806040200 // VPSHUFB: even bytes, then odd
 DATA i8q2<>+56(SB)/8, $0x0f0d0b0907050301
 GLOBL i8q2<>(SB), RODATA|NOPTR, $64
 
+#include "kernels_intquant_amd64.h"
+
 // QROUND2(y, t): y = roundAway(y·id) as int32 (id Y7, |·| mask Y12, 0.5
 // Y13): trunc(|y·id| + 0.5) with the sign of y·id (VPSIGND).
 #define QROUND2(y, t) \
@@ -65,21 +67,8 @@ block:
 	VPMAXUD Y5, Y4, Y4
 	VEXTRACTI128 $1, Y4, X5
 	VPMAXUD X5, X4, X4
-	VPSHUFD $0x4e, X4, X5
-	VPMAXUD X5, X4, X4
-	VPSHUFD $0xb1, X4, X5
-	VPMAXUD X5, X4, X4
-	VMOVD X4, AX
-	CMPL AX, $0x7f800000
-	JAE  nonfinite
-	VDIVSS X11, X4, X6 // d = amax/127
-	VDIVSS X4, X11, X7 // id = 127/amax
-	VMOVD X7, AX
-	CMPL AX, $0x7f800000
-	JNE  idok
-	VXORPS X7, X7, X7  // amax 0 or too small: zeros
-
-idok:
+	QREDUCE(VPMAXUD, X4, X5)
+	QSCALE
 	VBROADCASTSS X7, Y7
 	QROUND2(Y0, Y4)
 	QROUND2(Y1, Y5)
@@ -90,10 +79,7 @@ idok:
 	VPADDD Y5, Y4, Y4
 	VEXTRACTI128 $1, Y4, X5
 	VPADDD X5, X4, X4
-	VPSHUFD $0x4e, X4, X5
-	VPADDD X5, X4, X4
-	VPSHUFD $0xb1, X4, X5
-	VPADDD X5, X4, X4
+	QREDUCE(VPADDD, X4, X5)
 	VCVTDQ2PS X4, X8   // Σxi, exact
 	VMULSS X6, X8, X8  // d·Σxi
 	JMP  pack
@@ -114,36 +100,11 @@ pack:
 	VPERMD Y0, Y14, Y0
 	VPSHUFB Y15, Y0, Y0
 	VPERMQ $0xd8, Y0, Y0
-	// chunk c = k0 &^ 127 in AX, half in DX, even offset c+16b in BX
-	MOVQ R12, AX
-	ANDQ $-128, AX
-	MOVQ R10, DX
-	SUBQ AX, DX
-	CMPQ DX, $128
-	MOVQ $64, DX
-	JGE  full
-	MOVQ $32, DX
-
-full:
-	MOVQ R12, BX
-	SHRQ $1, BX
-	ANDQ $48, BX
-	ADDQ AX, BX
+	QOFFSETS
 	VMOVDQU X0, (DI)(BX*1)
 	ADDQ DX, BX
 	VEXTRACTI128 $1, Y0, (DI)(BX*1)
-	MOVQ R12, AX
-	SHRQ $1, AX
-	VBROADCASTSS X6, X3
-	VMOVUPS X3, (R8)(AX*1)
-	MOVQ R12, AX
-	SHRQ $5, AX
-	SHRQ CX, AX
-	VADDSS (R9)(AX*4), X8, X8
-	VMOVSS X8, (R9)(AX*4)
-	ADDQ $128, SI
-	ADDQ $32, R12
-	JMP  block
+	QNEXT
 
 done:
 	VZEROUPPER

@@ -28,6 +28,8 @@ DATA i8q<>+72(SB)/4, $28
 DATA i8q<>+76(SB)/4, $30
 GLOBL i8q<>(SB), RODATA|NOPTR, $80
 
+#include "kernels_intquant_amd64.h"
+
 // QROUND(z): z = roundAway(z·id) as int32 (id in Z7, |·| mask Z20, 0.5
 // Z21, zero Z22): |z·id| + 0.5 truncated, negated where z·id < 0.
 #define QROUND(z, t) \
@@ -58,7 +60,7 @@ TEXT ·quantizeVec512(SB), NOSPLIT, $0-48
 	MOVL $1, AX
 	VPBROADCASTD AX, Z24
 	VPADDD Z24, Z23, Z24        // odd ones
-	VMOVSS i8q<>+8(SB), X25     // 127
+	VMOVSS i8q<>+8(SB), X11     // 127
 	XORQ R12, R12               // k0
 
 block:
@@ -75,21 +77,9 @@ block:
 	VPMAXUD Y3, Y2, Y2
 	VEXTRACTI128 $1, Y2, X3
 	VPMAXUD X3, X2, X2
-	VPSHUFD $0x4e, X2, X3
-	VPMAXUD X3, X2, X2
-	VPSHUFD $0xb1, X2, X3
-	VPMAXUD X3, X2, X2
-	VMOVD X2, AX
-	CMPL AX, $0x7f800000
-	JAE  nonfinite
-	VDIVSS X25, X2, X6          // d = amax/127
-	VDIVSS X2, X25, X7          // id = 127/amax
-	VMOVD X7, AX
-	CMPL AX, $0x7f800000
-	JNE  idok
-	VXORPS X7, X7, X7           // amax 0 or too small: zeros
-
-idok:
+	VMOVDQA X2, X4
+	QREDUCE(VPMAXUD, X4, X3)
+	QSCALE
 	VBROADCASTSS X7, Z7
 	QROUND(Z0, Z2)
 	QROUND(Z1, Z3)
@@ -101,51 +91,23 @@ idok:
 	VPADDD Y3, Y1, Y1
 	VEXTRACTI128 $1, Y1, X3
 	VPADDD X3, X1, X1
-	VPSHUFD $0x4e, X1, X3
-	VPADDD X3, X1, X1
-	VPSHUFD $0xb1, X1, X3
-	VPADDD X3, X1, X1
-	VCVTDQ2PS X1, X1            // Σxi, exact
-	VMULSS X6, X1, X1           // d·Σxi
+	QREDUCE(VPADDD, X1, X3)
+	VCVTDQ2PS X1, X8            // Σxi, exact
+	VMULSS X6, X8, X8           // d·Σxi
 	JMP  store
 
 nonfinite:
 	VMOVSS i8q<>+12(SB), X6     // d = NaN, every xi 0
 	VPXORD Z2, Z2, Z2
 	VPXORD Z0, Z0, Z0
-	VMULSS X22, X6, X1          // NaN·0
+	VMULSS X22, X6, X8          // NaN·0
 
 store:
-	// chunk c = k0 &^ 127 in AX, half in DX, even offset c+16b in BX
-	MOVQ R12, AX
-	ANDQ $-128, AX
-	MOVQ R10, DX
-	SUBQ AX, DX
-	CMPQ DX, $128
-	MOVQ $64, DX
-	JGE  full
-	MOVQ $32, DX
-
-full:
-	MOVQ R12, BX
-	SHRQ $1, BX
-	ANDQ $48, BX                // 16·(k0/32 % 4)
-	ADDQ AX, BX
+	QOFFSETS
 	VPMOVDB Z2, (DI)(BX*1)
 	ADDQ DX, BX
 	VPMOVDB Z0, (DI)(BX*1)
-	MOVQ R12, AX
-	SHRQ $1, AX                 // dl offset in bytes: 4·k0/8
-	VBROADCASTSS X6, X3
-	VMOVUPS X3, (R8)(AX*1)
-	MOVQ R12, AX
-	SHRQ $5, AX
-	SHRQ CX, AX                 // group
-	VADDSS (R9)(AX*4), X1, X1
-	VMOVSS X1, (R9)(AX*4)
-	ADDQ $128, SI
-	ADDQ $32, R12
-	JMP  block
+	QNEXT
 
 done:
 	VZEROUPPER
