@@ -15,7 +15,7 @@ import (
 // prompt is decoded one token at a time (every matvec one row, as in
 // generation) on the exact path and on the int8 one, and the next-token
 // distributions of every step compared. Weights the integer decode does
-// not cover (not 4-bit, or scales not bfloat16) give 0. It says whether
+// not cover (not 4-bit, or IEEE-half scales) give 0. It says whether
 // the bound holds; the engine's default (engine.Options.IntDecode false:
 // exact) follows it.
 func TestIntDecodeKL(t *testing.T) {
@@ -46,7 +46,7 @@ func TestIntDecodeKL(t *testing.T) {
 		exact.Close()
 		fast.Close()
 		if slices.Equal(le, lf) {
-			t.Logf("%-16s positions %4d  the same logits: no 4-bit weights with bfloat16 scales (the integer decode does not apply)", r.name, len(le)/V)
+			t.Logf("%-16s positions %4d  the same logits: no 4-bit weights the integer decode covers", r.name, len(le)/V)
 			continue
 		}
 		mean, p99, top1 := klStats(le, lf, V)

@@ -27,9 +27,9 @@ type Options struct {
 	// float32 one the tests hold to the plain path.
 	IntPrefill bool
 	// IntDecode lets the fast path's matvecs (decode, up to matvecMaxRows
-	// input rows) multiply 4-bit weights with bfloat16 scales by x
-	// quantized to int8 per block of 32, as IntPrefill does (intdot.go).
-	// Off, they are the exact float32 ones.
+	// input rows) multiply 4-bit weights with bfloat16 or float32 scales
+	// by x quantized to int8 per block of 32, as IntPrefill does
+	// (intdot.go). Off, they are the exact float32 ones.
 	IntDecode bool
 	// WidenHalf widens bf16/f16 data to float32 at load (twice the memory;
 	// the layout before 2-byte storage, kept for comparison benchmarks).

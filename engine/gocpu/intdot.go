@@ -6,7 +6,7 @@ import (
 )
 
 // Integer decode (Options.IntDecode): the matvec of 4-bit weights with
-// bfloat16 scales against int8 activations, as llama.cpp's Q8_0 ones. x is
+// bfloat16 or float32 scales against int8 activations, as llama.cpp's Q8_0 ones. x is
 // quantized once per matvec, per block of 32 as the integer prefill does
 // (d = max|x|/127, xi = round(x/d) halves away, a non-finite block gets
 // d = NaN; xs[g] = Σ_blk d·Σxi per group); each weight row is read as it is
@@ -34,9 +34,10 @@ type intVec struct {
 }
 
 // intDecodeLayout reports whether the integer decode covers w: 4-bit
-// weights with bfloat16 scales in a layout the matvec kernels take.
+// weights with bfloat16 or float32 scales in a layout the matvec kernels
+// take (IEEE-half scales stay on the exact path).
 func (w *weight) intDecodeLayout() bool {
-	return w.l.Bits == 4 && w.scalesH != nil && !w.f16 && w.fastLayout()
+	return w.l.Bits == 4 && !(w.scalesH != nil && w.f16) && w.fastLayout()
 }
 
 // quantizeVec quantizes x (K%64 == 0) into v for groups of gs (K%gs == 0,
@@ -107,9 +108,9 @@ func grow[T any](s []T, n int) []T {
 
 // q4dotI8Go is the portable kernel and the reference: y[r] for len(y)
 // 4-bit rows of K = len(xq) inputs (w: K/8 words per row; s, b: K/gs
-// bfloat16 values per row) against the quantized x, in the order described
-// above.
-func q4dotI8Go(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+// bfloat16 or float32 values per row) against the quantized x, in the
+// order described above.
+func q4dotI8Go[S uint16 | float32](w []uint32, s, b []S, xq []int8, dl, xs, y []float32, gs int) {
 	K := len(xq)
 	words, groups := K/8, K/gs
 	for r := range y {
@@ -124,18 +125,29 @@ func q4dotI8Go(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int
 					wb := wr[c/2+4*L+j]
 					isum += int32(wb&0xf)*int32(xq[c+4*L+j]) + int32(wb>>4)*int32(xq[c+n/2+4*L+j])
 				}
-				sc := float32(bf16(sr[(c+8*L)/gs]) * dl[c/8+L])
+				sc := float32(toF32(sr[(c+8*L)/gs]) * dl[c/8+L])
 				acc[L] += float32(float32(isum) * sc)
 			}
 		}
 		for g := range br {
-			acc[g%16] += float32(bf16(br[g]) * xs[g])
+			acc[g%16] += float32(toF32(br[g]) * xs[g])
 		}
 		y[r] = hsum16(&acc)
 	}
 }
 
 func bf16(v uint16) float32 { return math.Float32frombits(uint32(v) << 16) }
+
+// toF32 is a scale's value: a bfloat16 widened, or a float32 as it is.
+func toF32[S uint16 | float32](v S) float32 {
+	switch v := any(v).(type) {
+	case uint16:
+		return bf16(v)
+	case float32:
+		return v
+	}
+	panic("unreachable")
+}
 
 // hsum16 sums 16 lanes as the kernels do: 8+8, 4+4, 2+2, 1+1.
 func hsum16(a *[16]float32) float32 {
@@ -176,7 +188,11 @@ func (b *Backend) matvecInt(w *weight, e int, x []float32, rows int, y []float32
 		wr := w.expert(e, lo, hi, nil)
 		for r := range vs {
 			v := &vs[r]
-			kern.q4dotI8(wr.packed, wr.sH, wr.bH, v.xq, v.dl, v.xs, y[r*Out+lo:r*Out+hi], gs)
+			if wr.sH != nil {
+				kern.q4dotI8(wr.packed, wr.sH, wr.bH, v.xq, v.dl, v.xs, y[r*Out+lo:r*Out+hi], gs)
+			} else {
+				kern.q4dotI8F(wr.packed, wr.s, wr.bi, v.xq, v.dl, v.xs, y[r*Out+lo:r*Out+hi], gs)
+			}
 		}
 	})
 }

@@ -2,16 +2,22 @@
 
 package gocpu
 
+import "unsafe"
+
 // Wrappers of the integer decode's kernels (kernels_intdot_amd64.s for
 // AVX2, kernels_intdot_vnni_amd64.s for AVX-512 VNNI) and quantizers
 // (kernels_intquant_amd64.s, kernels_intquant_avx512_amd64.s): they check what the
 // assembly reads and writes and pass it the scale steps (intdot.go).
 
 //go:noescape
-func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
+func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
 
 //go:noescape
-func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
+func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+
+// i8kernel is the assembly kernels' signature: s and b point at bfloat16
+// values, or at float32 ones with f32 set.
+type i8kernel = func(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
 
 //go:noescape
 func quantizeVec512(x *float32, xq *int8, dl, xs *float32, K, shift int)
@@ -59,8 +65,15 @@ func q4dotI8VNNIw(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs 
 	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
 }
 
-func q4dotI8Asm(k func(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32),
-	w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+func q4dotI8FAVX2w(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8FVNNIw(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8Asm[S uint16 | float32](k i8kernel, w []uint32, s, b []S, xq []int8, dl, xs, y []float32, gs int) {
 	n, K := len(y), len(xq)
 	if n == 0 || K == 0 {
 		clear(y)
@@ -78,5 +91,10 @@ func q4dotI8Asm(k func(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n,
 	for 1<<lg < gpb {
 		lg++
 	}
-	k(&w[0], &s[0], &b[0], &xq[0], &dl[0], &xs[0], &y[0], n, steps, cps, gpb, K%128/64, groups, &i8spread[lg][0])
+	f32 := 0
+	if unsafe.Sizeof(s[0]) == 4 {
+		f32 = 1
+	}
+	k(&w[0], (*uint16)(unsafe.Pointer(&s[0])), (*uint16)(unsafe.Pointer(&b[0])), &xq[0], &dl[0], &xs[0], &y[0],
+		n, steps, cps, gpb, K%128/64, groups, &i8spread[lg][0], f32)
 }

@@ -32,10 +32,10 @@ GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
 	VMULPS Y3, Y1, Y1;           \
 	VADDPS Y1, acc, acc
 
-// func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
-// As q4dotI8VNNI; the gpb scales of a step (1, 2 or 4 words) are loaded
-// whole, widened, and spread over each half by its 8 entries of idx.
-TEXT ·q4dotI8AVX2(SB), NOSPLIT, $64-112
+// func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+// As q4dotI8VNNI; the gpb scales of a step (1, 2 or 4) are loaded whole,
+// widened when bfloat16, and spread over each half by its 8 entries of idx.
+TEXT ·q4dotI8AVX2(SB), NOSPLIT, $64-120
 	MOVQ w+0(FP), SI
 	MOVQ s+8(FP), R8
 	MOVQ b+16(FP), R9
@@ -63,6 +63,8 @@ row:
 	JZ   tail
 
 step:
+	CMPQ f32+112(FP), $0
+	JNE  stepf
 	MOVQ gpb+80(FP), AX
 	CMPQ AX, $2
 	JEQ  load2
@@ -84,6 +86,8 @@ load4:
 spread:
 	VPMOVZXWD X4, Y4
 	VPSLLD $16, Y4, Y4
+
+spreadf:
 	VPERMD Y4, Y12, Y10
 	VPERMD Y4, Y13, Y11
 	MOVQ R14, AX
@@ -99,11 +103,33 @@ chunk:
 	JNZ  chunk
 	DECQ R13
 	JNZ  step
+	JMP  tail
+
+stepf:
+	MOVQ gpb+80(FP), AX
+	CMPQ AX, $2
+	JEQ  loadf2
+	JGT  loadf4
+	VMOVSS (R8), X4
+	ADDQ $4, R8
+	JMP  spreadf
+
+loadf2:
+	VMOVQ (R8), X4
+	ADDQ $8, R8
+	JMP  spreadf
+
+loadf4:
+	VMOVUPS (R8), X4
+	ADDQ $16, R8
+	JMP  spreadf
 
 tail:
 	MOVQ tail+88(FP), AX
 	TESTQ AX, AX
 	JZ   bias
+	CMPQ f32+112(FP), $0
+	JNE  tailf
 	MOVQ gpb+80(FP), AX
 	CMPQ AX, $4
 	JEQ  tail2
@@ -119,13 +145,31 @@ tail2:
 tailspread:
 	VPMOVZXWD X4, Y4
 	VPSLLD $16, Y4, Y4
+
+tailspreadf:
 	VPERMD Y4, Y12, Y10
 	I8HALF(0, 0, 32, 0, Y10, Y14)
 	ADDQ $32, SI
+	JMP  bias
+
+tailf:
+	MOVQ gpb+80(FP), AX
+	CMPQ AX, $4
+	JEQ  tailf2
+	VMOVSS (R8), X4
+	ADDQ $4, R8
+	JMP  tailspreadf
+
+tailf2:
+	VMOVQ (R8), X4
+	ADDQ $8, R8
+	JMP  tailspreadf
 
 bias:
 	MOVQ R12, DX
 	MOVQ groups+96(FP), R13
+	CMPQ f32+112(FP), $0
+	JNE  biasf
 
 bias16:
 	CMPQ R13, $16
@@ -143,6 +187,20 @@ bias16:
 	SUBQ $16, R13
 	JMP  bias16
 
+biasf:
+	CMPQ R13, $16
+	JLT  biasrem
+	VMOVUPS (R9), Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y14, Y14
+	VMOVUPS 32(R9), Y1
+	VMULPS 32(DX), Y1, Y1
+	VADDPS Y1, Y15, Y15
+	ADDQ $64, R9
+	ADDQ $64, DX
+	SUBQ $16, R13
+	JMP  biasf
+
 biasrem:
 	// the last groups%16 terms into lanes 0.. of a zeroed 16-float frame
 	VXORPS Y1, Y1, Y1
@@ -153,12 +211,21 @@ biasrem:
 biasone:
 	CMPQ BX, R13
 	JEQ  biassum
+	CMPQ f32+112(FP), $0
+	JNE  biasonef
 	MOVWLZX (R9), AX
 	SHLL $16, AX
 	VMOVD AX, X1
+	ADDQ $2, R9
+	JMP  biasmul
+
+biasonef:
+	VMOVSS (R9), X1
+	ADDQ $4, R9
+
+biasmul:
 	VMULSS (DX), X1, X1
 	VMOVSS X1, 0(SP)(BX*4)
-	ADDQ $2, R9
 	ADDQ $4, DX
 	INCQ BX
 	JMP  biasone

@@ -13,11 +13,12 @@
 DATA i8nib<>+0(SB)/4, $0x0f0f0f0f
 GLOBL i8nib<>(SB), RODATA|NOPTR, $4
 
-// func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32)
-// steps scale loads of gpb bfloat16 scales (mask K1), each spread over
-// the 16 lanes by idx and used for cps chunks; then, with tail, one chunk
-// of 64 inputs (gpb/2 scales, mask K3; lanes 0..7).
-TEXT ·q4dotI8VNNI(SB), NOSPLIT, $0-112
+// func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+// steps scale loads of gpb scales (mask K1), each spread over the 16 lanes
+// by idx and used for cps chunks; then, with tail, one chunk of 64 inputs
+// (gpb/2 scales, mask K3; lanes 0..7). Scales and biases are bfloat16, or
+// float32 with f32 set.
+TEXT ·q4dotI8VNNI(SB), NOSPLIT, $0-120
 	MOVQ w+0(FP), SI
 	MOVQ s+8(FP), R8
 	MOVQ b+16(FP), R9
@@ -60,9 +61,20 @@ row:
 	JZ   tail
 
 step:
+	MOVQ gpb+80(FP), AX
+	CMPQ f32+112(FP), $0
+	JNE  stepf
 	VMOVDQU16.Z (R8), K1, X4
 	VPMOVZXWD Y4, Z4
 	VPSLLD $16, Z4, Z4
+	LEAQ (R8)(AX*2), R8
+	JMP  spread
+
+stepf:
+	VMOVUPS.Z (R8), K1, X4
+	LEAQ (R8)(AX*4), R8
+
+spread:
 	VPERMPS Z4, Z21, Z22
 	MOVQ R14, AX
 
@@ -84,9 +96,6 @@ chunk:
 	ADDQ $64, BX
 	DECQ AX
 	JNZ  chunk
-
-	MOVQ gpb+80(FP), AX
-	LEAQ (R8)(AX*2), R8
 	DECQ R13
 	JNZ  step
 
@@ -94,9 +103,20 @@ tail:
 	MOVQ tail+88(FP), AX
 	TESTQ AX, AX
 	JZ   bias
+	MOVQ gpb+80(FP), AX
+	CMPQ f32+112(FP), $0
+	JNE  tailf
 	VMOVDQU16.Z (R8), K3, X4
 	VPMOVZXWD Y4, Z4
 	VPSLLD $16, Z4, Z4
+	ADDQ AX, R8
+	JMP  tailspread
+
+tailf:
+	VMOVUPS.Z (R8), K3, X4
+	LEAQ (R8)(AX*2), R8
+
+tailspread:
 	VPERMPS Z4, Z21, Z22
 	VMOVDQU (SI), Y0 // VEX: lanes 8-15 of Z0 cleared
 	VPANDD Z8, Z0, Z1
@@ -113,12 +133,12 @@ tail:
 	VMULPS Z5, Z3, Z3
 	VADDPS Z3, Z15, Z15
 	ADDQ $32, SI
-	MOVQ gpb+80(FP), AX
-	ADDQ AX, R8
 
 bias:
 	MOVQ R12, DX
 	MOVQ groups+96(FP), R13
+	CMPQ f32+112(FP), $0
+	JNE  biasf
 
 bias16:
 	CMPQ R13, $16
@@ -140,6 +160,27 @@ biasrem:
 	VMULPS Z2, Z1, Z1
 	VADDPS Z1, Z15, Z15
 	LEAQ (R9)(R13*2), R9
+	JMP  sum
+
+biasf:
+	CMPQ R13, $16
+	JLT  biasfrem
+	VMOVUPS (R9), Z1
+	VMULPS (DX), Z1, Z1
+	VADDPS Z1, Z15, Z15
+	ADDQ $64, R9
+	ADDQ $64, DX
+	SUBQ $16, R13
+	JMP  biasf
+
+biasfrem:
+	VMOVUPS.Z (R9), K2, Z1
+	VMOVUPS.Z (DX), K2, Z2
+	VMULPS Z2, Z1, Z1
+	VADDPS Z1, Z15, Z15
+	LEAQ (R9)(R13*4), R9
+
+sum:
 	HSUM512
 	DECQ CX
 	JNZ  row
