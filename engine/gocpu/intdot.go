@@ -6,8 +6,9 @@ import (
 )
 
 // Integer decode (Options.IntDecode): the matvec of 4-bit weights with
-// bfloat16 or float32 scales against int8 activations, as llama.cpp's Q8_0 ones. x is
-// quantized once per matvec, per block of 32 as the integer prefill does
+// bfloat16 or float32 scales against int8 activations, as llama.cpp's
+// Q8_0 ones. x is quantized once per matvec (AVX2 or AVX-512 quantizer,
+// the same values), per block of 32 as the integer prefill does
 // (d = max|x|/127, xi = round(x/d) halves away, a non-finite block gets
 // d = NaN; xs[g] = Σ_blk d·Σxi per group); each weight row is read as it is
 // stored (8 nibbles per word, low first; no repack) and met in integer dot
