@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "kernels_intdot_amd64.h"
 
 // AVX2 kernel of the integer decode (lanes and sums: intdot.go;
 // declaration: kernels_intdot_amd64.go): the 16 lanes of a chunk as two
@@ -36,15 +37,7 @@ GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
 // As q4dotI8VNNI; the gpb scales of a step (1, 2 or 4) are loaded whole,
 // widened when bfloat16, and spread over each half by its 8 entries of idx.
 TEXT ·q4dotI8AVX2(SB), NOSPLIT, $64-120
-	MOVQ w+0(FP), SI
-	MOVQ s+8(FP), R8
-	MOVQ b+16(FP), R9
-	MOVQ xq+24(FP), R10
-	MOVQ dl+32(FP), R11
-	MOVQ xs+40(FP), R12
-	MOVQ y+48(FP), DI
-	MOVQ cps+72(FP), R14
-	MOVQ idx+104(FP), AX
+	I8DOTARGS
 	VMOVDQU (AX), Y12
 	VMOVDQU 32(AX), Y13
 	VPBROADCASTD i8nib2<>+0(SB), Y8

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "kernels_intdot_amd64.h"
 
 // AVX-512 VNNI kernel of the integer decode (lanes and sums: intdot.go;
 // declaration: kernels_intdot_amd64.go). Per chunk of 128 inputs the 64
@@ -19,15 +20,7 @@ GLOBL i8nib<>(SB), RODATA|NOPTR, $4
 // (gpb/2 scales, mask K3; lanes 0..7). Scales and biases are bfloat16, or
 // float32 with f32 set.
 TEXT ·q4dotI8VNNI(SB), NOSPLIT, $0-120
-	MOVQ w+0(FP), SI
-	MOVQ s+8(FP), R8
-	MOVQ b+16(FP), R9
-	MOVQ xq+24(FP), R10
-	MOVQ dl+32(FP), R11
-	MOVQ xs+40(FP), R12
-	MOVQ y+48(FP), DI
-	MOVQ cps+72(FP), R14
-	MOVQ idx+104(FP), AX
+	I8DOTARGS
 	VMOVDQU32 (AX), Z21
 	VPBROADCASTD i8nib<>+0(SB), Z8
 	MOVQ gpb+80(FP), CX

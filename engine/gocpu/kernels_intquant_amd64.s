@@ -24,7 +24,7 @@ DATA i8q2<>+48(SB)/8, $0x0e0c0a0806040200 // VPSHUFB: even bytes, then odd
 DATA i8q2<>+56(SB)/8, $0x0f0d0b0907050301
 GLOBL i8q2<>(SB), RODATA|NOPTR, $64
 
-#include "kernels_intquant_amd64.h"
+#include "kernels_intdot_amd64.h"
 
 // QROUND2(y, t): y = roundAway(y·id) as int32 (id Y7, |·| mask Y12, 0.5
 // Y13): trunc(|y·id| + 0.5) with the sign of y·id (VPSIGND).

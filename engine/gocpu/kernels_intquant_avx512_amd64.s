@@ -28,7 +28,7 @@ DATA i8q<>+72(SB)/4, $28
 DATA i8q<>+76(SB)/4, $30
 GLOBL i8q<>(SB), RODATA|NOPTR, $80
 
-#include "kernels_intquant_amd64.h"
+#include "kernels_intdot_amd64.h"
 
 // QROUND(z): z = roundAway(z·id) as int32 (id in Z7, |·| mask Z20, 0.5
 // Z21, zero Z22): |z·id| + 0.5 truncated, negated where z·id < 0.

@@ -1,3 +1,19 @@
+// Macros of the integer decode (intdot.go): its kernels and quantizers.
+
+// I8DOTARGS loads the integer decode kernels' arguments (q4dotI8AVX2,
+// q4dotI8VNNI): SI w, R8 s, R9 b, R10 xq, R11 dl, R12 xs, DI y, R14 cps,
+// AX idx.
+#define I8DOTARGS \
+	MOVQ w+0(FP), SI;     \
+	MOVQ s+8(FP), R8;     \
+	MOVQ b+16(FP), R9;    \
+	MOVQ xq+24(FP), R10;  \
+	MOVQ dl+32(FP), R11;  \
+	MOVQ xs+40(FP), R12;  \
+	MOVQ y+48(FP), DI;    \
+	MOVQ cps+72(FP), R14; \
+	MOVQ idx+104(FP), AX
+
 // Macros shared by the integer decode's quantizers
 // (kernels_intquant_amd64.s, kernels_intquant_avx512_amd64.s). Registers:
 // SI x, DI xq, R8 dl, R9 xs, R10 K, CX the group shift, R12 k0 (the
