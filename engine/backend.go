@@ -19,9 +19,10 @@ const (
 // newBackend makes the backend on the calling (engine) thread. "auto" takes
 // MLX where it runs on a GPU (Metal on macOS) and the Go backend elsewhere:
 // MLX's CPU kernels for quantized weights are far slower than ours.
-// With intPrefill, the Go backend prefills with int8 activations.
-func newBackend(name string, threads int, intPrefill bool) (tensor.Backend, error) {
-	goOpts := gocpu.Options{Threads: threads, IntPrefill: intPrefill}
+// With intPrefill (intDecode), the Go backend prefills (decodes) with int8
+// activations.
+func newBackend(name string, threads int, intPrefill, intDecode bool) (tensor.Backend, error) {
+	goOpts := gocpu.Options{Threads: threads, IntPrefill: intPrefill, IntDecode: intDecode}
 	switch name {
 	case BackendGo:
 		return gocpu.New(goOpts), nil

@@ -88,6 +88,7 @@ type benchCase struct {
 	steps   int    // decode steps
 	threads int    // Go backend workers (0: GOMAXPROCS)
 	int8    bool   // Go backend's int8 prefill (Options.IntPrefill)
+	int8dec bool   // Go backend's int8 decode (Options.IntDecode)
 	schema  string // a ResponseSchema the answer follows (decode with a grammar)
 }
 
@@ -97,25 +98,28 @@ const benchSchema = `{"type":"object","properties":{"text":{"type":"string","min
 
 // BenchmarkEngine reports, per model and backend: load time, prefill and
 // decode speed, peak memory and host time per decode step; on the Go
-// backend each E2B-shaped case runs exact, then with the int8 prefill
-// (/int8), side by side. MLX runs of the
+// backend each E2B-shaped case runs exact, then with the int8 decode
+// (/int8decode, with read_MB/token and bw_share_% as the exact run) and
+// the int8 prefill (/int8), side by side. MLX runs of the
 // E2B-shaped checkpoint are kept short: MLX's CPU kernels for 4-bit weights
 // take seconds per token.
 func BenchmarkEngine(b *testing.B) {
 	cases := []benchCase{
-		{"text-tiny", BackendGo, 64, 64, 0, false, ""},
-		{"text-tiny", BackendGo, 64, 64, 0, false, benchSchema},
-		{"text-tiny", BackendMLX, 64, 64, 0, false, ""},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, ""},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, benchSchema},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, true, ""},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false, ""},
-		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, true, ""},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, false, ""},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, true, ""},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, false, ""},
-		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, true, ""},
-		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, false, ""},
+		{"text-tiny", BackendGo, 64, 64, 0, false, false, ""},
+		{"text-tiny", BackendGo, 64, 64, 0, false, false, benchSchema},
+		{"text-tiny", BackendMLX, 64, 64, 0, false, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, true, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, false, false, benchSchema},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 0, true, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, false, true, ""},
+		{"e2b-shaped-4bit", BackendGo, 64, 16, 1, true, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, false, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 0, true, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, false, false, ""},
+		{"e2b-shaped-4bit", BackendGo, 256, 16, 1, true, false, ""},
+		{"e2b-shaped-4bit", BackendMLX, 4, 3, 0, false, false, ""},
 	}
 	for _, c := range cases {
 		name := c.model + "/" + c.backend
@@ -127,6 +131,9 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		if c.int8 {
 			name += "/int8"
+		}
+		if c.int8dec {
+			name += "/int8decode"
 		}
 		if c.schema != "" {
 			name += "/schema"
@@ -161,7 +168,7 @@ type benchResult struct {
 func runBench(b *testing.B, dir string, c benchCase) benchResult {
 	runtime.GC()
 	t0 := time.Now()
-	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads, IntPrefill: c.int8})
+	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads, IntPrefill: c.int8, IntDecode: c.int8dec})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -51,6 +51,11 @@ type Options struct {
 	// until its KL divergence from the exact path meets the gate
 	// (gemma4's TestIntPrefillKL). Training always runs exact.
 	IntPrefill bool
+	// IntDecode lets the Go backend's decode steps multiply 4-bit weights
+	// by int8 activations (gocpu.Options.IntDecode), off by default as
+	// IntPrefill; gemma4's TestIntDecodeKL measures how far it moves the
+	// next-token distribution. Training always runs exact.
+	IntDecode bool
 	// Adapter is the LoRA adapter folder requests run with unless they
 	// name their own (Request.Adapter); checked when the model loads.
 	Adapter string
@@ -178,7 +183,7 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 func (e *Engine) worker(dir string, ready chan<- error) {
 	runtime.LockOSThread()
 	defer close(e.stopped)
-	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill)
+	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill, e.opts.IntDecode)
 	if err != nil {
 		ready <- err
 		return

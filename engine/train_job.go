@@ -262,6 +262,7 @@ func (e *Engine) runTraining(ctx context.Context, run *TrainRun, req *TrainReque
 	b := e.b
 	if gb, ok := b.(*gocpu.Backend); ok { // gradients on the exact path
 		defer gb.SetIntPrefill(gb.SetIntPrefill(false))
+		defer gb.SetIntDecode(gb.SetIntDecode(false))
 	}
 	defer func() {
 		if r := recover(); r != nil {

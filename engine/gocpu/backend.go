@@ -26,6 +26,11 @@ type Options struct {
 	// up to max|x|/254 per input (intgemm.go). Off, every op is the exact
 	// float32 one the tests hold to the plain path.
 	IntPrefill bool
+	// IntDecode lets the fast path's matvecs (decode, up to matvecMaxRows
+	// input rows) multiply 4-bit weights with bfloat16 or float32 scales
+	// by x quantized to int8 per block of 32, as IntPrefill does
+	// (intdot.go). Off, they are the exact float32 ones.
+	IntDecode bool
 	// WidenHalf widens bf16/f16 data to float32 at load (twice the memory;
 	// the layout before 2-byte storage, kept for comparison benchmarks).
 	WidenHalf bool
@@ -76,6 +81,13 @@ func (b *Backend) Kernels() string {
 func (b *Backend) SetIntPrefill(on bool) bool {
 	old := b.opt.IntPrefill
 	b.opt.IntPrefill = on
+	return old
+}
+
+// SetIntDecode switches Options.IntDecode and returns the old value.
+func (b *Backend) SetIntDecode(on bool) bool {
+	old := b.opt.IntDecode
+	b.opt.IntDecode = on
 	return old
 }
 

@@ -10,6 +10,8 @@ import (
 //     dequantized: per group Σ(q·s+b)·x = s·Σq·x + b·Σx. Weight rows are
 //     split across the workers; with several input rows each worker walks
 //     its rows in cache-sized tiles, so weights stream from memory once.
+//     With Options.IntDecode, 4-bit rows with bfloat16 scales meet x
+//     quantized to int8 instead (intdot.go).
 //   - more rows (prefill): GEMM (kernels_gemm.go), or for 4-bit weights,
 //     with Options.IntPrefill, the integer GEMM of int8 activations (intgemm.go).
 // Layouts the kernels do not cover (4-bit In%64 != 0, odd group sizes) use
@@ -29,6 +31,8 @@ func (b *Backend) linearRows(w *weight, e int, x []float32, rows int, y []float3
 	switch {
 	case !w.fastLayout():
 		b.linearGeneric(w, e, x, rows, y)
+	case rows <= matvecMaxRows && b.opt.IntDecode && w.intDecodeLayout():
+		b.matvecInt(w, e, x, rows, y)
 	case rows <= matvecMaxRows:
 		b.matvec(w, e, x, rows, y)
 	case b.opt.IntPrefill && w.intLayout():

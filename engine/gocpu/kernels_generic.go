@@ -57,6 +57,15 @@ type kernelSet struct {
 	// groups of bpg blocks of 32 (layouts and sums: intgemm.go; len(s)/8
 	// groups).
 	q4i8 func(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int)
+	// q4dotI8 is the integer decode's matvec: y[r] for len(y) 4-bit rows
+	// with bfloat16 scales and biases against x quantized by quantizeVec
+	// (lanes, sums and order: intdot.go; every set gives the same bits).
+	q4dotI8 func(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int)
+	// q4dotI8F is q4dotI8 with float32 scales and biases.
+	q4dotI8F func(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int)
+	// quantVec is the integer decode's quantizer of x into xq, dl and xs
+	// (xs zeroed; every set gives quantizeVecGo's values).
+	quantVec func(x []float32, gs int, xq []int8, dl, xs []float32)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
@@ -64,7 +73,8 @@ type gemmOut = [6 * 32]float32
 
 var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo,
 	q4dotH: widenedQ(q4dotGo), q8dotH: widenedQ(q8dotGo), deq4: deq4Go, deq8: deq8Go,
-	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go, q4i8: q4i8Go}
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go, q4i8: q4i8Go,
+	q4dotI8: q4dotI8Go[uint16], q4dotI8F: q4dotI8Go[float32], quantVec: quantizeVecGo}
 
 // kern is the set the fast path uses.
 var kern = goKernels
