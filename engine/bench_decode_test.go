@@ -26,7 +26,7 @@ func BenchmarkDecodeInt8(b *testing.B) {
 		b.Run("threads="+strconv.Itoa(threads), func(b *testing.B) {
 			var exact, int8, ratio []float64
 			for i := 0; i < b.N*reps; i++ {
-				c := benchCase{model: "e2b-shaped-4bit", backend: BackendGo, prompt: 16, steps: 16, threads: threads}
+				c := benchCase{model: "e2b-shaped-4bit", backend: BackendGo, prompt: 16, steps: 16, threads: threads, exact: true}
 				e := runBench(b, dir, c).stats.DecodeTokS
 				c.int8dec = true
 				q := runBench(b, dir, c).stats.DecodeTokS

@@ -34,8 +34,8 @@ func benchClip(b *testing.B) []byte {
 // BenchmarkMediaTTFT reports time to first token for a 280-token image
 // prompt and a 10 s audio prompt on the E2B-shaped checkpoint (towers at
 // E2B's real dims), per backend, and the speedup when the tower output
-// comes from the encoder cache (same media, different question); go/int8
-// is the Go backend with the int8 prefill (towers included).
+// comes from the encoder cache (same media, different question); go is the
+// Go backend as users get it (int8 activations, towers included), go/exact its exact path.
 func BenchmarkMediaTTFT(b *testing.B) {
 	cases := []struct {
 		name string
@@ -46,14 +46,14 @@ func BenchmarkMediaTTFT(b *testing.B) {
 		{"image280", PartImage, func(*testing.B) []byte { return testinput.Picture280() }, 1016},
 		{"audio10s", PartAudio, benchClip, 1017},
 	}
-	for _, mode := range []string{BackendGo, BackendGo + "/int8", BackendMLX} {
-		backend, int8 := strings.CutSuffix(mode, "/int8")
+	for _, mode := range []string{BackendGo, BackendGo + "/exact", BackendMLX} {
+		backend, exact := strings.CutSuffix(mode, "/exact")
 		for _, c := range cases {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				if backend == BackendMLX {
 					skipSlowMLX(b)
 				}
-				e, err := Open(benchModel(b, "e2b-shaped-4bit"), Options{Backend: backend, IntPrefill: int8})
+				e, err := Open(benchModel(b, "e2b-shaped-4bit"), Options{Backend: backend, Exact: exact})
 				if err != nil {
 					b.Fatal(err)
 				}

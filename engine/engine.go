@@ -46,16 +46,17 @@ type Options struct {
 	// diverges up to that far back (default 1024; -1: none).
 	WindowSlack int
 	Threads     int // Go backend worker threads (0: all cores)
-	// IntPrefill lets the Go backend prefill 4-bit weights against int8
-	// activations (gocpu.Options.IntPrefill): faster, but off by default
-	// until its KL divergence from the exact path meets the gate
-	// (gemma4's TestIntPrefillKL). Training always runs exact.
-	IntPrefill bool
-	// IntDecode lets the Go backend's decode steps multiply 4-bit weights
-	// by int8 activations (gocpu.Options.IntDecode), off by default as
-	// IntPrefill; gemma4's TestIntDecodeKL measures how far it moves the
-	// next-token distribution. Training always runs exact.
-	IntDecode bool
+	// Exact keeps the Go backend on its exact float path. Without it, a
+	// model whose rows are at least gocpu.IntMinWidth wide (every
+	// published Gemma-4) runs the fast path: 4-bit weights meet int8
+	// activations in prefill and in decode, which moves the next-token
+	// distribution less than llama.cpp's Q8_0 activations move it on the
+	// same model (gemma4's TestIntPrefillKL and TestIntDecodeKL). Training
+	// always runs exact.
+	Exact bool
+	// IntPrefill and IntDecode turn one half of the fast path on whatever
+	// Exact and the model say (benchmarks compare the halves).
+	IntPrefill, IntDecode bool
 	// Adapter is the LoRA adapter folder requests run with unless they
 	// name their own (Request.Adapter); checked when the model loads.
 	Adapter string
@@ -183,7 +184,8 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 func (e *Engine) worker(dir string, ready chan<- error) {
 	runtime.LockOSThread()
 	defer close(e.stopped)
-	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill, e.opts.IntDecode)
+	fast := !e.opts.Exact && fastPathFits(dir)
+	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill || fast, e.opts.IntDecode || fast)
 	if err != nil {
 		ready <- err
 		return
@@ -192,6 +194,7 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	if err == nil {
 		err = b.Eval()
 	}
+
 	if err != nil {
 		b.Close()
 		ready <- err

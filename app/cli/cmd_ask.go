@@ -45,7 +45,7 @@ type askFlags struct {
 	maxTokens, topK, maxSoftTokens, maxFrames     int
 	temperature, topP, fps                        float64
 	seed                                          uint64
-	ignoreEOS, jsonOut, think, int8Prefill        bool
+	ignoreEOS, jsonOut, think, exact              bool
 	media                                         []mediaArg
 	set                                           map[string]bool
 	tools                                         toolFlags
@@ -68,7 +68,7 @@ func parseGenFlags(verb string, args []string, stderr io.Writer) (*askFlags, str
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.model, "model", "", "model folder or Hugging Face repo (REPO[@REV]) in the local cache")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
-	fs.BoolVar(&f.int8Prefill, "int8-prefill", false, "Go backend: prefill 4-bit weights against int8 activations (faster, less exact; off by default)")
+	fs.BoolVar(&f.exact, "exact", false, "Go backend: exact float32 products everywhere (default: 4-bit weights meet int8 activations, as llama.cpp's Q8_0, on models at least 1024 wide)")
 	fs.StringVar(&f.system, "system", "", "system prompt")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "most tokens to generate (0: 2048, within the context)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature (0: greedy; default: the model's)")
@@ -234,7 +234,7 @@ func openCLIEngine(f *askFlags, stderr io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter, IntPrefill: f.int8Prefill})
+	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter, Exact: f.exact})
 	if err != nil {
 		return nil, err
 	}

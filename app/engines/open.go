@@ -17,7 +17,7 @@ type Settings struct {
 	Adapter    string // LoRA adapter folder ("" none)
 	MaxContext int    // cap on the model's context (0: the model's own)
 	QueueSize  int    // requests waiting for the engine (0: the engine's default)
-	IntPrefill bool   // the Go backend's int8-activation prefill (off: the exact float path)
+	Exact      bool   // the Go backend's exact float path (off: int8 activations where the model fits, engine.Options.Exact)
 }
 
 // Open loads the model folder dir with s on this machine's defaults.
@@ -32,6 +32,6 @@ func Open(dir string, s Settings) (*engine.Engine, error) {
 	}
 	opts := Options(dir, backend)
 	opts.Adapter, opts.MaxContext, opts.QueueSize = s.Adapter, s.MaxContext, s.QueueSize
-	opts.IntPrefill = s.IntPrefill
+	opts.Exact = s.Exact
 	return engine.Open(dir, opts)
 }

@@ -14,6 +14,16 @@ import (
 	"perch/engine/tensor"
 )
 
+// IntMinWidth is the narrowest model (its hidden size) the engine runs on
+// the int8 activations by default. Measured (gemma4's TestIntPrefillKL and
+// TestIntDecodeKL, bench/llamacpp/README.md): on the E2B-shaped model
+// (1536 wide) they move the next-token distribution less than llama.cpp's
+// Q8_0 activations move it on the same weights, with the same top token
+// everywhere; on the 64-wide test fixtures, where one row is two blocks
+// of 32, the top token changes at 5-8 % of positions. Every published
+// Gemma-4 is at least 1536 wide.
+const IntMinWidth = 1024
+
 // Options configure a Backend.
 type Options struct {
 	// Plain selects the simple reference kernels everywhere.

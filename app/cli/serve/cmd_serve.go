@@ -34,7 +34,7 @@ type serveFlags struct {
 	addr, model, apiKey, backend string
 	adapter, library             string
 	queue, contextLen            int
-	force, quiet, int8Prefill    bool
+	force, quiet, exact          bool
 	origins                      stringList
 	lookup                       server.Lookup // resolves --addr's name (nil: the system's)
 }
@@ -52,7 +52,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.model, "model", "", "model folder or Hugging Face repo REPO[@REV] in the cache (default: $PERCH_MODEL, else "+hub.DefaultModel().Repo+")")
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("PERCH_API_KEY"), "require Authorization: Bearer KEY (default $PERCH_API_KEY)")
 	fs.StringVar(&f.backend, "backend", engine.BackendAuto, "auto, mlx or go")
-	fs.BoolVar(&f.int8Prefill, "int8-prefill", false, "Go backend: prefill 4-bit weights against int8 activations (faster, less exact; off by default)")
+	fs.BoolVar(&f.exact, "exact", false, "Go backend: exact float32 products everywhere (default: 4-bit weights meet int8 activations, as llama.cpp's Q8_0, on models at least 1024 wide)")
 	fs.StringVar(&f.adapter, "adapter", "", "apply this LoRA adapter folder to every request (Perch's or mlx-lm's); served as <model>+<folder name>")
 	fs.StringVar(&f.library, "library", desktop.DefaultDataDir(), "also offer the Teach library's adapters for this model, as <model>+<name> (the app's data folder; \"\" for none)")
 	fs.IntVar(&f.queue, "queue", 8, "requests that may wait while one runs; more get HTTP 429 at once")
@@ -111,7 +111,7 @@ func startServe(f *serveFlags, stderr io.Writer) (*serving, error) {
 	case !est.Fits && !f.force:
 		return nil, fmt.Errorf("%w (or --force to load anyway)", &hub.FitError{Model: modelID(f.model, dir), Estimate: est})
 	}
-	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter, QueueSize: f.queue, MaxContext: f.contextLen, IntPrefill: f.int8Prefill})
+	e, err := engines.Open(dir, engines.Settings{Backend: f.backend, Adapter: f.adapter, QueueSize: f.queue, MaxContext: f.contextLen, Exact: f.exact})
 	if err != nil {
 		return nil, err
 	}
