@@ -9,45 +9,88 @@ import (
 	"perch/engine/tensor"
 )
 
+// intKernelCase is one random block for the q4i8 kernels: a panel of 16
+// weight rows and a tile of 8 input rows in the kernels' layouts.
+type intKernelCase struct {
+	p          []uint32
+	xq         []int8
+	s, b, d, x []float32 // x: xs
+	bpg        int
+}
+
+func randIntKernelCase(r *rand.Rand, groups, bpg int, extreme bool) intKernelCase {
+	blocks := groups * bpg
+	c := intKernelCase{p: make([]uint32, blocks*intBlock/8*intCols), xq: make([]int8, blocks*intBlock*intRows), bpg: bpg}
+	for i := range c.p {
+		c.p[i] = r.Uint32()
+		if extreme {
+			c.p[i] = 0xffffffff
+		}
+	}
+	for i := range c.xq {
+		c.xq[i] = int8(r.Intn(255) - 127)
+		if extreme { // a block all +127 or all −127: the int16 sums at their largest
+			c.xq[i] = int8(127 - 254*(i/(intBlock*intRows)%2))
+		}
+	}
+	c.s, c.b = randFloats(r, intCols*groups, 0.05), randFloats(r, intCols*groups, 1)
+	c.d, c.x = randFloats(r, intRows*blocks, 0.02), randFloats(r, intRows*groups, 3)
+	return c
+}
+
+// want is c[r][j] in float64 from the layouts' definitions, with Σ|term|.
+func (c intKernelCase) want(row, j int) (want, scale float64) {
+	groups := len(c.s) / intCols
+	for blk := 0; blk < groups*c.bpg; blk++ {
+		var isum int64
+		for k := blk * intBlock; k < (blk+1)*intBlock; k++ {
+			st, i := k/8, k%8
+			wq := int64(c.p[st*intCols+j] >> (4 * i) & 15)    // nibble i, low first
+			xv := int64(c.xq[(st*intRows+row)*8+i/2+4*(i%2)]) // even inputs, then odd
+			isum += wq * xv
+		}
+		term := float64(isum) * float64(c.s[intCols*(blk/c.bpg)+j]) * float64(c.d[intRows*blk+row])
+		want, scale = want+term, scale+math.Abs(term)
+	}
+	for g := 0; g < groups; g++ {
+		term := float64(c.b[intCols*g+j]) * float64(c.x[intRows*g+row])
+		want, scale = want+term, scale+math.Abs(term)
+	}
+	return want, scale
+}
+
+func (c intKernelCase) run(ks kernelSet, ldc int) []float32 {
+	out := make([]float32, (intRows-1)*ldc+intCols)
+	ks.q4i8(c.p, c.s, c.b, c.xq, c.d, c.x, c.bpg, out, ldc)
+	return out
+}
+
 // TestIntKernel: every set's q4i8 against the same sums in float64 on the
 // same quantized values, within float32 rounding of the per-block terms
-// (relative to Σ|term|, as dotTol).
+// (relative to Σ|term|, as dotTol), written at stride ldc and nothing
+// between the rows.
 func TestIntKernel(t *testing.T) {
 	r := rand.New(rand.NewSource(21))
 	for _, ks := range testedKernelSets(t) {
 		for _, bpg := range []int{1, 2, 4} {
 			for _, groups := range []int{1, 2, 5} {
-				blocks := groups * bpg
-				p := make([]uint32, blocks*64)
-				for i := range p {
-					p[i] = r.Uint32() & 0x0f0f0f0f
-				}
-				xq := make([]int8, blocks*128)
-				for i := range xq {
-					xq[i] = int8(r.Intn(255) - 127)
-				}
-				s, b := randFloats(r, 8*groups, 0.05), randFloats(r, 8*groups, 1)
-				d, xs := randFloats(r, 4*blocks, 0.02), randFloats(r, 4*groups, 3)
-				var c [32]float32
-				ks.q4i8(p, s, b, xq, d, xs, bpg, c[:], 8)
-				pb := u32bytes(p)
-				for row := 0; row < 4; row++ {
-					for j := 0; j < 8; j++ {
-						var want, scale float64
-						for blk := 0; blk < blocks; blk++ {
-							var isum int64
-							for k := 0; k < 32; k++ {
-								isum += int64(pb[(blk*8+k/4)*32+4*j+k%4]) * int64(xq[(blk*8+k/4)*16+4*row+k%4])
+				for _, extreme := range []bool{false, true} {
+					c := randIntKernelCase(r, groups, bpg, extreme)
+					ldc := intCols + 3
+					got := c.run(ks, ldc)
+					for row := 0; row < intRows; row++ {
+						for j := 0; j < ldc; j++ {
+							v := got[min(row*ldc+j, len(got)-1)]
+							if j >= intCols {
+								if row < intRows-1 && got[row*ldc+j] != 0 {
+									t.Fatalf("%s: wrote c[%d][%d] past the block", ks.name, row, j)
+								}
+								continue
 							}
-							term := float64(isum) * float64(s[8*(blk/bpg)+j]) * float64(d[4*blk+row])
-							want, scale = want+term, scale+math.Abs(term)
-						}
-						for g := 0; g < groups; g++ {
-							term := float64(b[8*g+j]) * float64(xs[4*g+row])
-							want, scale = want+term, scale+math.Abs(term)
-						}
-						if e := math.Abs(float64(c[8*row+j])-want) / scale; e > dotTol {
-							t.Fatalf("%s bpg=%d groups=%d c[%d][%d] = %g, want %g (error %.3g)", ks.name, bpg, groups, row, j, c[8*row+j], want, e)
+							want, scale := c.want(row, j)
+							if e := math.Abs(float64(v)-want) / scale; e > dotTol {
+								t.Fatalf("%s bpg=%d groups=%d extreme=%v c[%d][%d] = %g, want %g (error %.3g)", ks.name, bpg, groups, extreme, row, j, v, want, e)
+							}
 						}
 					}
 				}
