@@ -243,3 +243,61 @@ func TestLinearIntIsQ8Activations(t *testing.T) {
 		}
 	}
 }
+
+// TestQuant8: every set's quantizer writes the portable one's int8 values,
+// block sums and scales bit for bit (NaN where a block holds Inf or NaN),
+// on random blocks, all-zero ones, ones with Inf, NaN, −0, subnormals,
+// values near float32's largest and values that land on halves.
+func TestQuant8(t *testing.T) {
+	r := rand.New(rand.NewSource(26))
+	const nblk = 40
+	x := randFloats(r, nblk*intBlock, 3)
+	special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), float32(math.Copysign(0, -1)),
+		1e-40, -3e-39, 3.4e38, -3.4e38}
+	for i, v := range special {
+		x[(i+1)*intBlock+r.Intn(intBlock)] = v
+	}
+	clear(x[10*intBlock : 11*intBlock])
+	for i := 12 * intBlock; i < 14*intBlock; i++ { // 127·(k+½)/127 with amax 127: halves
+		x[i] = float32(i%intBlock) + 0.5 - float32(r.Intn(2))*float32(intBlock)
+	}
+	x[12*intBlock] = 127
+	x[13*intBlock] = -127
+	for blk := 15; blk < 20; blk++ {
+		for i := 0; i < intBlock; i++ {
+			x[blk*intBlock+i] *= float32(math.Pow(10, float64(blk-17)*12))
+		}
+	}
+	quant := func(f func(x []float32, out []int8, d []float32, sums []int32)) ([]int8, []float32, []int32) {
+		out, d, sums := make([]int8, nblk*intBlock*intRows), make([]float32, nblk*intRows), make([]int32, nblk)
+		for i := range out {
+			out[i] = -128 // never a quantized value: the other rows' bytes stay
+		}
+		f(x, out, d, sums)
+		return out, d, sums
+	}
+	wq, wd, ws := quant(quant8Go)
+	for i, v := range wq {
+		if row := i / 8 % intRows; (row == 0) == (v == -128) {
+			t.Fatalf("go: byte %d (row %d) = %d", i, row, v)
+		}
+	}
+	for _, ks := range testedKernelSets(t) {
+		q, d, s := quant(ks.quant8)
+		for i := range wq {
+			if q[i] != wq[i] {
+				t.Fatalf("%s: byte %d (block %d) = %d, want %d", ks.name, i, i/(intBlock*intRows), q[i], wq[i])
+			}
+		}
+		for blk := 0; blk < nblk; blk++ {
+			got, want := d[blk*intRows], wd[blk*intRows]
+			nan := want != want
+			if s[blk] != ws[blk] || (nan && got == got) || (!nan && math.Float32bits(got) != math.Float32bits(want)) {
+				t.Fatalf("%s: block %d: d %g sum %d, want d %g sum %d", ks.name, blk, got, s[blk], want, ws[blk])
+			}
+			if nan != (blk >= 1 && blk <= 3) {
+				t.Fatalf("%s: block %d: d %g", ks.name, blk, got)
+			}
+		}
+	}
+}

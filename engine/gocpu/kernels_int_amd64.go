@@ -34,3 +34,16 @@ func q4i8Check(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, 
 	_, _, _, _, _, _ = p[blocks*intBlock/8*intCols-1], b[intCols*groups-1], xq[blocks*intBlock*intRows-1], d[intRows*blocks-1], xs[intRows*groups-1], c[(intRows-1)*ldc+intCols-1]
 	return groups
 }
+
+//go:noescape
+func quant8x(x *float32, out *int8, d *float32, sums *int32, nblk int)
+
+// quant8AVX2 checks what quant8x reads and writes (see quant8Go).
+func quant8AVX2(x []float32, out []int8, d []float32, sums []int32) {
+	n := len(sums)
+	if n == 0 {
+		return
+	}
+	_, _, _ = x[n*intBlock-1], out[((n*intBlock/8-1)*intRows)*8+7], d[(n-1)*intRows]
+	quant8x(&x[0], &out[0], &d[0], &sums[0], n)
+}
