@@ -118,9 +118,15 @@ func (q *intTiles) quantizeRow(r int, x []float32, gs int) {
 	}
 }
 
+// intTiny is the smallest block maximum quantized: below it 127/amax
+// would overflow float32, and the block (|x| < 2^-121) is taken as zero.
+const intTiny = 0x1p-121
+
 // quant8Go is the portable quantizer: x (a multiple of 32 values, block
 // i at x[32i:]) into out (step j of 8 inputs at out[64j:][:8], even
-// inputs first), d[8i] the block's scale and sums[i] its int8 sum.
+// inputs first), d[8i] the block's scale and sums[i] its int8 sum. A block
+// with Inf or NaN gets d = NaN, one whose |x| stay below intTiny d = 0;
+// both get zero int8 values.
 func quant8Go(x []float32, out []int8, d []float32, sums []int32) {
 	for blk := range sums {
 		xb := x[blk*intBlock:][:intBlock]
@@ -133,12 +139,12 @@ func quant8Go(x []float32, out []int8, d []float32, sums []int32) {
 			}
 			amax = max(amax, a)
 		}
-		db, id := amax/127, float32(0)
+		var db, id float32
 		switch {
 		case !finite:
 			db = float32(math.NaN())
-		case amax > 0:
-			id = 127 / amax
+		case amax >= intTiny:
+			db, id = amax/127, 127/amax
 		}
 		var sum int32
 		for st := 0; st < intBlock/8; st++ {

@@ -1,6 +1,7 @@
 package gocpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -225,17 +226,7 @@ func TestLinearIntIsQ8Activations(t *testing.T) {
 		rows := 13
 		x := randFloats(r, rows*c.in, 1)
 		x[7] = 40
-		xr := make([]float32, len(x))
-		for blk := 0; blk < len(x)/intBlock; blk++ {
-			xb := x[blk*intBlock:][:intBlock]
-			var amax float32
-			for _, v := range xb {
-				amax = max(amax, abs32(v))
-			}
-			for i, v := range xb {
-				xr[blk*intBlock+i] = float32(roundAway(v*(127/amax))) * (amax / 127)
-			}
-		}
+		xr := roundQ8(x)
 		got := must(fast.Float32s(fast.Linear(fast.FromFloat32(x, []int{rows, c.in}, tensor.Float32), l)))
 		want := must(plain.Float32s(plain.Linear(plain.FromFloat32(xr, []int{rows, c.in}, tensor.Float32), l)))
 		if e := relErr(t, got, want, linearScale(w, 0, xr, rows)); e > 1e-5 {
@@ -246,7 +237,8 @@ func TestLinearIntIsQ8Activations(t *testing.T) {
 
 // TestQuant8: every set's quantizer writes the portable one's int8 values,
 // block sums and scales bit for bit (NaN where a block holds Inf or NaN),
-// on random blocks, all-zero ones, ones with Inf, NaN, −0, subnormals,
+// on random blocks, all-zero ones, ones below intTiny, ones with Inf, NaN,
+// −0, subnormals,
 // values near float32's largest and values that land on halves.
 func TestQuant8(t *testing.T) {
 	r := rand.New(rand.NewSource(26))
@@ -258,6 +250,9 @@ func TestQuant8(t *testing.T) {
 		x[(i+1)*intBlock+r.Intn(intBlock)] = v
 	}
 	clear(x[10*intBlock : 11*intBlock])
+	for i := 11 * intBlock; i < 12*intBlock; i++ { // below intTiny: zero
+		x[i] *= 1e-37
+	}
 	for i := 12 * intBlock; i < 14*intBlock; i++ { // 127·(k+½)/127 with amax 127: halves
 		x[i] = float32(i%intBlock) + 0.5 - float32(r.Intn(2))*float32(intBlock)
 	}
@@ -300,4 +295,90 @@ func TestQuant8(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundQ8 is x as the integer prefill quantizes it: d·round(x/d) per block
+// of 32, d = max|x|/127.
+func roundQ8(x []float32) []float32 {
+	xr := make([]float32, len(x))
+	for blk := 0; blk < len(x)/intBlock; blk++ {
+		xb := x[blk*intBlock:][:intBlock]
+		var amax float32
+		for _, v := range xb {
+			amax = max(amax, abs32(v))
+		}
+		for i, v := range xb {
+			xr[blk*intBlock+i] = float32(roundAway(v*(127/amax))) * (amax / 127)
+		}
+	}
+	return xr
+}
+
+// TestGatherLinearInt: with experts, each expert's rows (over 7 of them:
+// the GEMM) go through the integer prefill against that expert's weights:
+// the result is the plain path's on x rounded as it quantizes it.
+func TestGatherLinearInt(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewSource(27))
+		plain, fast := New(Options{Plain: true}), New(Options{Threads: 2, IntPrefill: true})
+		defer plain.Close()
+		defer fast.Close()
+		for _, c := range []struct{ E, in, out, gs int }{{4, 256, 24, 32}, {3, 512, 40, 64}} {
+			l := randLinear(r, c.E, c.out, c.in, 4, c.gs, false)
+			w, _ := plain.checkLinear("test", l)
+			n, k := 45, 2
+			x := randFloats(r, n*c.in, 1)
+			ids := make([]int32, n*k)
+			for i := range ids {
+				ids[i] = int32(i % c.E)
+			}
+			xr := roundQ8(x)
+			it := plain.FromInt32(ids, []int{n, k})
+			got := must(fast.Float32s(fast.GatherLinear(fast.FromFloat32(x, []int{n, 1, c.in}, tensor.Float32), l, it)))
+			want := must(plain.Float32s(plain.GatherLinear(plain.FromFloat32(xr, []int{n, 1, c.in}, tensor.Float32), l, it)))
+			sc := make([]float32, len(want))
+			for p, e := range ids {
+				copy(sc[p*c.out:], linearScale(w, int(e), xr[p/k*c.in:][:c.in], 1))
+			}
+			if e := relErr(t, got, want, sc); e > 1e-5 {
+				t.Fatalf("%+v: int8 prefill with experts differs from the plain path on rounded x by %.3g", c, e)
+			}
+		}
+	})
+}
+
+// FuzzQuant8: on any float32 bits, every set's quantizer writes what the
+// portable one writes (d's NaN-ness, else its bits; int8 values; sums).
+func FuzzQuant8(f *testing.F) {
+	f.Add(make([]byte, 4*intBlock))
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0xc0, 0xff, 1, 0, 0, 0, 0, 0, 0, 0x3f})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		nblk := min(len(raw)/(4*intBlock)+1, 8)
+		x := make([]float32, nblk*intBlock)
+		for i := range x {
+			if 4*i+4 <= len(raw) {
+				x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			}
+		}
+		run := func(q func(x []float32, out []int8, d []float32, sums []int32)) ([]int8, []float32, []int32) {
+			out, d, sums := make([]int8, nblk*intBlock*intRows), make([]float32, nblk*intRows), make([]int32, nblk)
+			q(x, out, d, sums)
+			return out, d, sums
+		}
+		wq, wd, ws := run(quant8Go)
+		for _, ks := range kernelSets() {
+			q, d, s := run(ks.quant8)
+			for i := range wq {
+				if q[i] != wq[i] {
+					t.Fatalf("%s: byte %d = %d, want %d", ks.name, i, q[i], wq[i])
+				}
+			}
+			for blk := range ws {
+				got, want := d[blk*intRows], wd[blk*intRows]
+				if s[blk] != ws[blk] || (want != want) != (got != got) || (want == want && math.Float32bits(got) != math.Float32bits(want)) {
+					t.Fatalf("%s: block %d: d %g sum %d, want d %g sum %d", ks.name, blk, got, s[blk], want, ws[blk])
+				}
+			}
+		}
+	})
 }

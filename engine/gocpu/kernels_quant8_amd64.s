@@ -6,7 +6,9 @@
 // declaration: kernels_int_amd64.go): per block of 32 values the largest
 // |x| as the integer maximum of the values' bits without sign (so that
 // Inf and NaN, whose bits are largest, are seen), d = amax/127, then
-// trunc(x·(127/amax) ± 0.5), packed to int8 in the tile's step order.
+// trunc(x·(127/amax) ± 0.5), packed to int8 in the tile's step order; a
+// block with Inf or NaN gets d = NaN, one below intTiny d = 0, both zero
+// values.
 
 DATA q8abs<>+0(SB)/4, $0x7fffffff
 GLOBL q8abs<>(SB), RODATA|NOPTR, $4
@@ -68,8 +70,8 @@ block:
 	VMOVD X4, AX
 	CMPL AX, $0x7f800000
 	JAE  nonfinite
-	TESTL AX, AX
-	JZ   zero
+	CMPL AX, $0x03000000 // intTiny, 2^-121
+	JB   zero
 	VMOVSS q8c127<>(SB), X6
 	VDIVSS X4, X6, X7 // 127/amax
 	VDIVSS X6, X4, X8 // amax/127
