@@ -195,13 +195,19 @@ func (pn *intPanel) load(w *weight, e, o0, n int) {
 		clear(pn.s)
 		clear(pn.b)
 	}
+	var rows [intCols][]uint32
 	for c := 0; c < n; c++ {
 		row := e*w.out + o0 + c
-		words := w.packed[row*w.words:][:w.words]
-		p := pn.p[c:]
-		for j, v := range words {
-			p[intCols*j] = v
+		rows[c] = w.packed[row*w.words:][:w.words]
+	}
+	for j := 0; j < w.words; j++ { // the panel written in order, the rows read side by side
+		p := pn.p[intCols*j:][:intCols]
+		for c, r := range rows[:n] {
+			p[c] = r[j]
 		}
+	}
+	for c := 0; c < n; c++ {
+		row := e*w.out + o0 + c
 		s, b := w.affine(row*G, (row+1)*G, pn.sb[:G:G], pn.sb[G:])
 		for g := 0; g < G; g++ {
 			pn.s[intCols*g+c], pn.b[intCols*g+c] = s[g], b[g]
