@@ -179,10 +179,17 @@ func TestLinearIntNonFinite(t *testing.T) {
 
 // BenchmarkPrefillLinear: E2B's gate (1536→6144) and down (6144→1536)
 // 4-bit projections over 64 and 256 positions, exact float GEMM against
-// the integer prefill, one thread, side by side. GFLOP/cpu-s divides by
-// the process's CPU time, which a busy machine's time slicing leaves be.
+// the integer prefill, one thread, per assembly kernel set this CPU runs,
+// side by side. GFLOP/cpu-s divides by the process's CPU time, which a
+// busy machine's time slicing leaves be.
 func BenchmarkPrefillLinear(b *testing.B) {
 	r := rand.New(rand.NewSource(24))
+	saved := kern
+	defer func() { kern = saved }()
+	sets := kernelSets()
+	if len(sets) > 1 {
+		sets = sets[1:] // the assembly sets, without the portable one
+	}
 	for _, sh := range []struct {
 		name    string
 		in, out int
@@ -190,23 +197,28 @@ func BenchmarkPrefillLinear(b *testing.B) {
 		l := randLinear(r, 0, sh.out, sh.in, 4, 64, false)
 		for _, L := range []int{64, 256} {
 			x := randFloats(r, L*sh.in, 1)
-			for _, exact := range []bool{true, false} {
-				mode := "int8"
-				if exact {
-					mode = "exact"
-				}
-				b.Run(fmt.Sprintf("%s/L=%d/%s", sh.name, L, mode), func(b *testing.B) {
-					be := New(Options{Threads: 1, IntPrefill: !exact})
-					defer be.Close()
-					xt := be.FromFloat32(x, []int{L, sh.in}, tensor.Float32)
-					cpu0 := processCPU()
-					for i := 0; i < b.N; i++ {
-						be.Linear(xt, l)
+			for _, ks := range sets {
+				for _, exact := range []bool{true, false} {
+					mode := "int8"
+					if exact {
+						mode = "exact"
 					}
-					cpu := (processCPU() - cpu0).Seconds() / float64(b.N)
-					b.ReportMetric(2*float64(L*sh.in*sh.out)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
-					b.ReportMetric(2*float64(L*sh.in*sh.out)/cpu/1e9, "GFLOP/cpu-s")
-				})
+					b.Run(fmt.Sprintf("%s/L=%d/%s/%s", sh.name, L, ks.name, mode), func(b *testing.B) {
+						kern = ks
+						be := New(Options{Threads: 1, IntPrefill: !exact})
+						defer be.Close()
+						xt := be.FromFloat32(x, []int{L, sh.in}, tensor.Float32)
+						be.Linear(xt, l) // buffers made before the clock runs
+						b.ResetTimer()
+						cpu0 := processCPU()
+						for i := 0; i < b.N; i++ {
+							be.Linear(xt, l)
+						}
+						cpu := (processCPU() - cpu0).Seconds() / float64(b.N)
+						b.ReportMetric(2*float64(L*sh.in*sh.out)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+						b.ReportMetric(2*float64(L*sh.in*sh.out)/cpu/1e9, "GFLOP/cpu-s")
+					})
+				}
 			}
 		}
 	}

@@ -6,6 +6,9 @@ package gocpu
 func q4i8x4(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
 
 //go:noescape
+func q4i8x8bw(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
+
+//go:noescape
 func q4i8x8vnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
 
 // q4i8AVX2 runs the AVX2 kernel on the block's four 4×8 quarters.
@@ -15,6 +18,12 @@ func q4i8AVX2(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c
 		r, j := q[0], q[1]
 		q4i8x4(&p[j], &s[j], &b[j], &xq[8*r], &d[r], &xs[r], groups, bpg, &c[r*ldc+j], 4*ldc)
 	}
+}
+
+// q4i8BW runs the AVX-512 (BW) kernel on the whole block.
+func q4i8BW(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) {
+	groups := q4i8Check(p, s, b, xq, d, xs, bpg, c, ldc)
+	q4i8x8bw(&p[0], &s[0], &b[0], &xq[0], &d[0], &xs[0], groups, bpg, &c[0], 4*ldc)
 }
 
 // q4i8VNNI runs the AVX-512 VNNI kernel on the whole block.
