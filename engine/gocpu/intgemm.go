@@ -1,9 +1,6 @@
 package gocpu
 
-import (
-	"math"
-	"unsafe"
-)
+import "math"
 
 // Integer prefill (the fast path's GEMM for 4-bit weights, as llama.cpp's
 // Q8_0 activations): each input row is quantized per block of 32 to int8,
@@ -292,12 +289,4 @@ func q4i8Go(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c [
 	for r := 0; r < intRows; r++ {
 		copy(c[r*ldc:r*ldc+intCols], acc[r][:])
 	}
-}
-
-// u32bytes views p as its bytes.
-func u32bytes(p []uint32) []byte {
-	if len(p) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 4*len(p))
 }
