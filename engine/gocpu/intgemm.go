@@ -55,10 +55,12 @@ func (q *intTiles) tile(t int) (xq []int8, d, xs []float32) {
 	return q.xq[t*intRows*K:][:intRows*K], q.d[t*intRows*K/intBlock:][:intRows*K/intBlock], q.xs[t*intRows*G:][:intRows*G]
 }
 
-// intScratch keeps the integer prefill's buffers between calls.
+// intScratch keeps the integer prefill's buffers between calls: the
+// quantized tiles and each worker's panel.
 type intScratch struct {
-	xq []int8
-	f  []float32
+	xq     []int8
+	f      []float32
+	panels []intPanel
 }
 
 func (b *Backend) quantizeRows(x []float32, L, K, gs int) *intTiles {
@@ -178,9 +180,20 @@ type intPanel struct {
 	sb   []float32 // one row's widened scales and biases
 }
 
-func newIntPanel(w *weight) *intPanel {
-	return &intPanel{p: make([]uint32, 2*w.in), s: make([]float32, intCols*w.groups), b: make([]float32, intCols*w.groups),
-		sb: make([]float32, 2*w.groups)}
+// resize makes the panel w's size, keeping its buffers when they are large
+// enough.
+func (pn *intPanel) resize(w *weight) {
+	fit := func(v []float32, n int) []float32 {
+		if cap(v) < n {
+			return make([]float32, n)
+		}
+		return v[:n]
+	}
+	if cap(pn.p) < 2*w.in {
+		pn.p = make([]uint32, 2*w.in)
+	}
+	pn.p = pn.p[:2*w.in]
+	pn.s, pn.b, pn.sb = fit(pn.s, intCols*w.groups), fit(pn.b, intCols*w.groups), fit(pn.sb, 2*w.groups)
 }
 
 // load fills the panel with expert e's rows [o0, o0+n), n ≤ 16; rows past
@@ -220,13 +233,14 @@ func (b *Backend) gemmLinearInt(w *weight, e int, x []float32, L int, y []float3
 	K, Out := w.in, w.out
 	q := b.quantizeRows(x, L, K, w.l.GroupSize)
 	panels := (Out + intCols - 1) / intCols
-	bufs := make([]*intPanel, b.pool.n)
+	if len(b.ints.panels) < b.pool.n {
+		b.ints.panels = make([]intPanel, b.pool.n)
+	}
+	bufs := b.ints.panels
 	bpg := w.l.GroupSize / intBlock
 	b.pool.each(panels, max(1, panels/(8*b.pool.n)), func(worker, lo, hi int) {
-		if bufs[worker] == nil {
-			bufs[worker] = newIntPanel(w)
-		}
-		pn := bufs[worker]
+		pn := &bufs[worker]
+		pn.resize(w)
 		var c [intRows * intCols]float32
 		for t := lo; t < hi; t++ {
 			o0 := intCols * t
