@@ -48,13 +48,13 @@ bench: deps tokenizer-cache
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 3h ./engine
 	@$(MAKE) --no-print-directory bench-kernel-sets
 
-# The Go backend's E2B-shaped benchmark once per assembly kernel set this CPU runs
-# (GODEBUG turns the faster ones off), side by side: a set that loses to a lower one
-# shows on any machine that has it. The default is the last set TestKernelSets names.
+# The Go backend's E2B-shaped benchmark, and its prefill exact against int8, once per
+# assembly kernel set this CPU runs (GODEBUG turns the faster ones off), side by side: a
+# set that loses to a lower one shows on any machine that has it. The default is the last set TestKernelSets names.
 bench-kernel-sets:
 	@bench/kernel-sets.sh | while read -r set dbg; do \
 	  echo "== kernel set $$set (GODEBUG=$$dbg)"; \
-	  GODEBUG=$$dbg $(GO) test -run '^$$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go$$|BenchmarkEngine/e2b-shaped-4bit/go/threads=1$$' -benchtime 1x -timeout 1h ./engine 2>&1 | grep '^Benchmark'; \
+	  GODEBUG=$$dbg $(GO) test -run '^$$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go$$|BenchmarkEngine/e2b-shaped-4bit/go/threads=1$$|BenchmarkPrefillInt8' -benchtime 1x -timeout 1h ./engine 2>&1 | grep '^Benchmark'; \
 	done
 
 # Each fuzz target runs for FUZZTIME (seed corpora also run in `make test`); minimizing a

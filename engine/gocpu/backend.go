@@ -53,6 +53,7 @@ type Backend struct {
 	pool    *pool
 	peak    int64
 	scratch scratch
+	ints    intScratch // the integer prefill's buffers (intgemm.go)
 }
 
 var _ tensor.Backend = (*Backend)(nil)

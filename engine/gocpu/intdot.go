@@ -3,6 +3,7 @@ package gocpu
 import (
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // Integer decode (Options.IntDecode): the matvec of 4-bit weights with
@@ -196,4 +197,12 @@ func (b *Backend) matvecInt(w *weight, e int, x []float32, rows int, y []float32
 			}
 		}
 	})
+}
+
+// u32bytes views p's words as their little-endian bytes.
+func u32bytes(p []uint32) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 4*len(p))
 }

@@ -53,7 +53,7 @@ func missingKernelSets() map[string]string {
 var avx2Kernels = kernelSet{name: "avx2", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotAVX2, q8dot: q8dotAVX2,
 	q4dotH: q4dotHAVX2, q8dotH: q8dotHAVX2, deq4: deq4AVX2,
 	deq8: deq8AVX2, gemm: gemmAVX2, dot: dotAVX2, exp: expAVX2,
-	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2, q4i8: q4i8AVX2,
+	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2, q4i8: q4i8AVX2, quant8: quant8AVX2,
 	q4dotI8: q4dotI8AVX2w, q4dotI8F: q4dotI8FAVX2w, quantVec: quantizeVecAVX2w}
 
 //go:noescape

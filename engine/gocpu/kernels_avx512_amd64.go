@@ -2,15 +2,16 @@
 
 package gocpu
 
-// AVX-512 versions of the 4/8-bit matvecs (float32 and bfloat16 scales)
-// and the GEMM kernel (kernels_avx512_amd64.s, kernels_avx512_half_amd64.s);
-// the rest of the set is AVX2. The 4-bit matvecs read x permuted with 16
+// AVX-512 versions of the 4/8-bit matvecs (float32 and bfloat16 scales),
+// the GEMM kernel (kernels_avx512_amd64.s, kernels_avx512_half_amd64.s)
+// and the integer prefill's (kernels_int_bw_amd64.s); the rest of the set
+// is AVX2. The 4-bit matvecs read x permuted with 16
 // lanes when K%128 == 0, else they are the AVX2 ones.
 
 var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: q4dot512, q8dot: q8dot512w,
 	q4dotH: q4dot512H, q8dotH: q8dot512Hw, deq4: deq4AVX2,
 	deq8: deq8AVX2, gemm: gemm512, dot: dotAVX2, exp: expAVX2,
-	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2, q4i8: q4i8AVX2,
+	dotBF16: dotBF16AVX2, dotF16: dotF16AVX2, sum64: sum64AVX2, tanh: tanhAVX2, widenBF16: widenBF16AVX2, widenF16: widenF16AVX2, q4i8: q4i8BW, quant8: quant8AVX2,
 	q4dotI8: q4dotI8AVX2w, q4dotI8F: q4dotI8FAVX2w, quantVec: quantizeVec512w}
 
 // avx512VNNIKernels is the AVX-512 set with the integer prefill's products

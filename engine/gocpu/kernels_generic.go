@@ -52,9 +52,9 @@ type kernelSet struct {
 	// widenBF16 and widenF16 set dst[i] to the float32 value of src[i]
 	// (len(src) ≥ len(dst)).
 	widenBF16, widenF16 func(dst []float32, src []uint16)
-	// q4i8 is the integer prefill's kernel: the 4×8 block c[r·ldc+j] for
-	// a quad of int8 input rows r and a panel of 8 4-bit weight rows j,
-	// groups of bpg blocks of 32 (layouts and sums: intgemm.go; len(s)/8
+	// q4i8 is the integer prefill's kernel: the 8×16 block c[r·ldc+j] for
+	// a tile of 8 int8 input rows r and a panel of 16 4-bit weight rows j,
+	// groups of bpg blocks of 32 (layouts and sums: intgemm.go; len(s)/16
 	// groups).
 	q4i8 func(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int)
 	// q4dotI8 is the integer decode's matvec: y[r] for len(y) 4-bit rows
@@ -66,6 +66,9 @@ type kernelSet struct {
 	// quantVec is the integer decode's quantizer of x into xq, dl and xs
 	// (xs zeroed; every set gives quantizeVecGo's values).
 	quantVec func(x []float32, gs int, xq []int8, dl, xs []float32)
+	// quant8 quantizes blocks of 32 values for the integer prefill
+	// (quant8Go says how).
+	quant8 func(x []float32, out []int8, d []float32, sums []int32)
 }
 
 // gemmOut is gemm's output block: 6 rows of stride 32.
@@ -73,7 +76,7 @@ type gemmOut = [6 * 32]float32
 
 var goKernels = kernelSet{name: "go", nr: 16, prepQ4: prepQ4x8, q4dot: q4dotGo, q8dot: q8dotGo,
 	q4dotH: widenedQ(q4dotGo), q8dotH: widenedQ(q8dotGo), deq4: deq4Go, deq8: deq8Go,
-	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go, q4i8: q4i8Go,
+	gemm: gemmGo, dot: dotGo, exp: expGo, dotBF16: dotBF16Go, dotF16: dotF16Go, sum64: sum64Go, tanh: tanhGo, widenBF16: widenBF16Go, widenF16: widenF16Go, q4i8: q4i8Go, quant8: quant8Go,
 	q4dotI8: q4dotI8Go[uint16], q4dotI8F: q4dotI8Go[float32], quantVec: quantizeVecGo}
 
 // kern is the set the fast path uses.

@@ -2,44 +2,49 @@
 
 #include "textflag.h"
 
-// AVX-512 VNNI kernel of the integer prefill: q4i8x4 (kernels_int_amd64.s)
-// with each block's products summed by VPDPBUSD (4 unsigned weight bytes
-// times 4 signed input bytes into an int32 lane) instead of VPMADDUBSW,
-// VPADDW and VPMADDWD. The integer sums are the same exact integers (the
-// AVX2 kernel's int16 pair sums never saturate: 8 steps of 2·15·127), so
-// the results are bit for bit the AVX2 kernel's. Uses EVEX VPDPBUSD on Y
-// registers: AVX512_VNNI with AVX512VL.
+// AVX-512 VNNI kernel of the integer prefill (layouts: intgemm.go;
+// declaration: kernels_int_amd64.go): the 8×16 block of a tile of 8 int8
+// input rows and a panel of 16 weight rows, one zmm lane per weight row.
+// Per step of 8 inputs the panel's 16 packed words are loaded once and
+// unpacked in registers (even inputs: masked; odd: shifted and masked);
+// each row's 4 even and 4 odd int8 are broadcast from memory into
+// VPDPBUSD (4 unsigned weight bytes times 4 signed input bytes into an
+// int32 lane). Per block the exact sums are scaled by the row's d, per
+// group by the weights' s, then the bias term is added (each a fused
+// multiply-add): the AVX2 kernel's order, so its results bit for bit.
+//
+// Registers: Z0-Z7 acc per row, Z8-Z15 group sums, Z16-Z23 block integer
+// sums, Z24 the nibble mask, Z25-Z27 the panel step, Z28 s or b.
 
-// D8STEP(w, x0, x1, x2, x3): the panel's 32 bytes at w(SI) (8 rows × 4
-// weights, 0..15) against each quad row's 4 int8 at xr(BX), broadcast;
-// each group of 4 products summed into the int32 lanes of Y4..Y7.
-#define D8STEP(w, x0, x1, x2, x3) \
-	VMOVDQU w(SI), Y8;          \
-	VPBROADCASTD x0(BX), Y11;   \
-	VPDPBUSD Y11, Y8, Y4;       \
-	VPBROADCASTD x1(BX), Y12;   \
-	VPDPBUSD Y12, Y8, Y5;       \
-	VPBROADCASTD x2(BX), Y13;   \
-	VPDPBUSD Y13, Y8, Y6;       \
-	VPBROADCASTD x3(BX), Y14;   \
-	VPDPBUSD Y14, Y8, Y7
+DATA nibbles<>+0(SB)/4, $0x0f0f0f0f
+GLOBL nibbles<>(SB), RODATA|NOPTR, $4
 
-// D8SCALE(i, acc, d): acc += float(i)·(s·d), s in Y10, d the row's block
-// scale at d(DX) (I8SCALE without the pair sum).
-#define D8SCALE(i, acc, d) \
-	VCVTDQ2PS i, i;            \
-	VBROADCASTSS d(DX), Y11;   \
-	VMULPS Y10, Y11, Y11;      \
-	VFMADD231PS Y11, i, acc
+// ZSTEP(o): the step at o(SI) (panel) and o(BX) (tile), both 64 bytes.
+#define ZSTEP(o) \
+	VMOVDQU32 o(SI), Z25; \
+	VPSRLW $4, Z25, Z27;  \
+	VPANDD Z24, Z25, Z26; \
+	VPANDD Z24, Z27, Z27; \
+	VPDPBUSD.BCST o+0(BX), Z26, Z16; \
+	VPDPBUSD.BCST o+4(BX), Z27, Z16; \
+	VPDPBUSD.BCST o+8(BX), Z26, Z17; \
+	VPDPBUSD.BCST o+12(BX), Z27, Z17; \
+	VPDPBUSD.BCST o+16(BX), Z26, Z18; \
+	VPDPBUSD.BCST o+20(BX), Z27, Z18; \
+	VPDPBUSD.BCST o+24(BX), Z26, Z19; \
+	VPDPBUSD.BCST o+28(BX), Z27, Z19; \
+	VPDPBUSD.BCST o+32(BX), Z26, Z20; \
+	VPDPBUSD.BCST o+36(BX), Z27, Z20; \
+	VPDPBUSD.BCST o+40(BX), Z26, Z21; \
+	VPDPBUSD.BCST o+44(BX), Z27, Z21; \
+	VPDPBUSD.BCST o+48(BX), Z26, Z22; \
+	VPDPBUSD.BCST o+52(BX), Z27, Z22; \
+	VPDPBUSD.BCST o+56(BX), Z26, Z23; \
+	VPDPBUSD.BCST o+60(BX), Z27, Z23
 
-// I8BIAS(acc, x): acc += b·xs, b in Y10, xs the row's group sum at x(R10).
-#define I8BIAS(acc, x) \
-	VBROADCASTSS x(R10), Y11; \
-	VFMADD231PS Y11, Y10, acc
-
-// func q4i8x4vnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
-// The same block as q4i8x4.
-TEXT ·q4i8x4vnni(SB), NOSPLIT, $0-80
+// func q4i8x8vnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
+// ldc in bytes.
+TEXT ·q4i8x8vnni(SB), NOSPLIT, $0-80
 	MOVQ p+0(FP), SI
 	MOVQ s+8(FP), R8
 	MOVQ b+16(FP), R9
@@ -50,56 +55,103 @@ TEXT ·q4i8x4vnni(SB), NOSPLIT, $0-80
 	MOVQ bpg+56(FP), R11
 	MOVQ c+64(FP), DI
 	MOVQ ldc+72(FP), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPBROADCASTD nibbles<>(SB), Z24
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	TESTQ CX, CX
 	JZ   store
 
 group:
-	VMOVUPS (R8), Y10
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
 	MOVQ R11, AX
 
 blk:
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	D8STEP(0, 0, 4, 8, 12)
-	D8STEP(32, 16, 20, 24, 28)
-	D8STEP(64, 32, 36, 40, 44)
-	D8STEP(96, 48, 52, 56, 60)
-	D8STEP(128, 64, 68, 72, 76)
-	D8STEP(160, 80, 84, 88, 92)
-	D8STEP(192, 96, 100, 104, 108)
-	D8STEP(224, 112, 116, 120, 124)
-	D8SCALE(Y4, Y0, 0)
-	D8SCALE(Y5, Y1, 4)
-	D8SCALE(Y6, Y2, 8)
-	D8SCALE(Y7, Y3, 12)
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	ZSTEP(0)
+	ZSTEP(64)
+	ZSTEP(128)
+	ZSTEP(192)
+	VCVTDQ2PS Z16, Z16
+	VFMADD231PS.BCST 0(DX), Z16, Z8
+	VCVTDQ2PS Z17, Z17
+	VFMADD231PS.BCST 4(DX), Z17, Z9
+	VCVTDQ2PS Z18, Z18
+	VFMADD231PS.BCST 8(DX), Z18, Z10
+	VCVTDQ2PS Z19, Z19
+	VFMADD231PS.BCST 12(DX), Z19, Z11
+	VCVTDQ2PS Z20, Z20
+	VFMADD231PS.BCST 16(DX), Z20, Z12
+	VCVTDQ2PS Z21, Z21
+	VFMADD231PS.BCST 20(DX), Z21, Z13
+	VCVTDQ2PS Z22, Z22
+	VFMADD231PS.BCST 24(DX), Z22, Z14
+	VCVTDQ2PS Z23, Z23
+	VFMADD231PS.BCST 28(DX), Z23, Z15
 	ADDQ $256, SI
-	ADDQ $128, BX
-	ADDQ $16, DX
+	ADDQ $256, BX
+	ADDQ $32, DX
 	DECQ AX
 	JNZ  blk
 
-	VMOVUPS (R9), Y10
-	I8BIAS(Y0, 0)
-	I8BIAS(Y1, 4)
-	I8BIAS(Y2, 8)
-	I8BIAS(Y3, 12)
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $16, R10
+	VMOVUPS (R8), Z28
+	VFMADD231PS Z28, Z8, Z0
+	VFMADD231PS Z28, Z9, Z1
+	VFMADD231PS Z28, Z10, Z2
+	VFMADD231PS Z28, Z11, Z3
+	VFMADD231PS Z28, Z12, Z4
+	VFMADD231PS Z28, Z13, Z5
+	VFMADD231PS Z28, Z14, Z6
+	VFMADD231PS Z28, Z15, Z7
+	VMOVUPS (R9), Z28
+	VFMADD231PS.BCST 0(R10), Z28, Z0
+	VFMADD231PS.BCST 4(R10), Z28, Z1
+	VFMADD231PS.BCST 8(R10), Z28, Z2
+	VFMADD231PS.BCST 12(R10), Z28, Z3
+	VFMADD231PS.BCST 16(R10), Z28, Z4
+	VFMADD231PS.BCST 20(R10), Z28, Z5
+	VFMADD231PS.BCST 24(R10), Z28, Z6
+	VFMADD231PS.BCST 28(R10), Z28, Z7
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $32, R10
 	DECQ CX
 	JNZ  group
 
 store:
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (DI)(R12*1)
-	VMOVUPS Y2, (DI)(R12*2)
+	VMOVUPS Z0, (DI)
 	ADDQ R12, DI
-	VMOVUPS Y3, (DI)(R12*2)
+	VMOVUPS Z1, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z2, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z3, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z4, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z5, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z6, (DI)
+	ADDQ R12, DI
+	VMOVUPS Z7, (DI)
 	VZEROUPPER
 	RET
