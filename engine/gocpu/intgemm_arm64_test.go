@@ -15,5 +15,5 @@ func TestIntKernelSDOTEqualsGo(t *testing.T) {
 	if !cpu.ARM64.HasASIMDDP {
 		t.Skip("kernel set neondot not run: " + missingKernelSets()["neondot"])
 	}
-	checkQ4i8Bits(t, "neondot", q4i8SDOT, q4i8Go)
+	checkIntBits(t, neonDotKernels, goKernels)
 }

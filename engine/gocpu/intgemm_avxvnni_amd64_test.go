@@ -15,5 +15,5 @@ func TestIntKernelAVXVNNIEqualsAVX2(t *testing.T) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasAVXVNNI {
 		t.Skip("kernel set avxvnni not run: " + missingKernelSets()["avxvnni"])
 	}
-	checkQ4i8Bits(t, "avxvnni", q4i8AVXVNNI, q4i8AVX2)
+	checkIntBits(t, avxVNNIKernels, avx2Kernels)
 }

@@ -2,14 +2,15 @@
 
 package gocpu
 
-// q4i8x4avxvnni is q4i8x4vnni with VPDPBUSD in its VEX form
-// (kernels_int_avxvnni_amd64.s): AVX-VNNI, no AVX-512 needed.
+// q4i8x4avxvnni is q4i8x4 with the products summed by VPDPBUSD in its VEX
+// form (kernels_int_avxvnni_amd64.s): AVX-VNNI, no AVX-512 needed.
 //
 //go:noescape
 func q4i8x4avxvnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
 
+// q4i8AVXVNNI runs the AVX-VNNI kernel on the block's four quarters.
 func q4i8AVXVNNI(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) {
-	q4i8Checked(q4i8x4avxvnni, p, s, b, xq, d, xs, bpg, c, ldc)
+	q4i8Quarters(q4i8x4avxvnni, p, s, b, xq, d, xs, bpg, c, ldc)
 }
 
 // avxVNNIKernels is the AVX2 set with the integer prefill's products summed

@@ -3,51 +3,56 @@
 #include "textflag.h"
 
 // AVX-VNNI kernel of the integer prefill, for CPUs with the VEX-encoded
-// VPDPBUSD but no AVX-512 (Alder Lake and later Intel cores, Zen 5 client
-// parts): q4i8x4vnni (kernels_int_vnni_amd64.s) instruction for
-// instruction, ymm registers only, with VPDPBUSD in its VEX form (AVX_VNNI).
-// Go's assembler writes VPDPBUSD only as EVEX (AVX512_VNNI + AVX512VL),
-// so the four forms used are BYTEs; each is named below and matches what
-// llvm-mc -mattr=+avxvnni writes for "{vex} vpdpbusd". Its results are the
-// AVX2 kernel's bit for bit.
+// VPDPBUSD but no AVX-512 (Alder Lake and later Intel cores, Zen 5):
+// q4i8x4 (kernels_int_amd64.s, a 4×8 quarter of the block) with each
+// row's broadcast bytes met by VPDPBUSD (4 unsigned weight bytes times 4
+// signed input bytes into an int32 lane) instead of VPMADDUBSW, VPADDW
+// and, per block, VPMADDWD. The integer sums are the same exact integers
+// and the float steps the same, so its results are the AVX2 kernel's bit
+// for bit. ymm registers only.
+//
+// Go's assembler writes VPDPBUSD only as EVEX (AVX512_VNNI + AVX512VL), so
+// the eight forms used are BYTEs, each named where it is used; they are
+// what llvm-mc -mattr=+avxvnni writes for "{vex} vpdpbusd":
+// VEX.256.66.0F38.W0 50 /r: C4, ~R ~X ~B 00010 (dst ymm8..11 in reg, ymm15
+// in rm: 42), W ~vvvv L pp (vvvv = ymm13: 15, ymm14: 0D), 50, ModRM 11
+// reg rm (C7, CF, D7, DF for ymm8..11).
+//
+// Registers: Y0-Y3 acc per row, Y4-Y7 group sums, Y8-Y11 block int32
+// sums, Y12 the nibble mask, Y13-Y14 the step's weights, Y15 the row's
+// bytes.
 
-// VEX.256.66.0F38.W0 50 /r: C4, then ~R ~X ~B 00010 (ymm11..14 are rm, so
-// ~B = 0: C2), W ~vvvv L pp = 0 0111 1 01 (vvvv = ymm8: 3D), opcode 50,
-// ModRM 11 reg rm.
-#define DPBUSD4 BYTE $0xC4; BYTE $0xC2; BYTE $0x3D; BYTE $0x50; BYTE $0xE3 // {vex} vpdpbusd ymm4, ymm8, ymm11
-#define DPBUSD5 BYTE $0xC4; BYTE $0xC2; BYTE $0x3D; BYTE $0x50; BYTE $0xEC // {vex} vpdpbusd ymm5, ymm8, ymm12
-#define DPBUSD6 BYTE $0xC4; BYTE $0xC2; BYTE $0x3D; BYTE $0x50; BYTE $0xF5 // {vex} vpdpbusd ymm6, ymm8, ymm13
-#define DPBUSD7 BYTE $0xC4; BYTE $0xC2; BYTE $0x3D; BYTE $0x50; BYTE $0xFE // {vex} vpdpbusd ymm7, ymm8, ymm14
+DATA nibblesv<>+0(SB)/4, $0x0f0f0f0f
+GLOBL nibblesv<>(SB), RODATA|NOPTR, $4
 
-// D8STEP(w, x0, x1, x2, x3): the panel's 32 bytes at w(SI) (8 rows × 4
-// weights, 0..15) against each quad row's 4 int8 at xr(BX), broadcast;
-// each group of 4 products summed into the int32 lanes of Y4..Y7.
-#define D8STEP(w, x0, x1, x2, x3) \
-	VMOVDQU w(SI), Y8;          \
-	VPBROADCASTD x0(BX), Y11;   \
-	DPBUSD4;                    \
-	VPBROADCASTD x1(BX), Y12;   \
-	DPBUSD5;                    \
-	VPBROADCASTD x2(BX), Y13;   \
-	DPBUSD6;                    \
-	VPBROADCASTD x3(BX), Y14;   \
-	DPBUSD7
+// DPB(vvvv, modrm): {vex} vpdpbusd ymm(8..11), ymm(13|14), ymm15.
+#define DPB(v, m) BYTE $0xC4; BYTE $0x42; BYTE v; BYTE $0x50; BYTE m
 
-// D8SCALE(i, acc, d): acc += float(i)·(s·d), s in Y10, d the row's block
-// scale at d(DX) (I8SCALE without the pair sum).
-#define D8SCALE(i, acc, d) \
-	VCVTDQ2PS i, i;            \
-	VBROADCASTSS d(DX), Y11;   \
-	VMULPS Y10, Y11, Y11;      \
-	VFMADD231PS Y11, i, acc
-
-// I8BIAS(acc, x): acc += b·xs, b in Y10, xs the row's group sum at x(R10).
-#define I8BIAS(acc, x) \
-	VBROADCASTSS x(R10), Y11; \
-	VFMADD231PS Y11, Y10, acc
+// VSTEP(o): the step at o(SI) (panel, 64 bytes apart) and o(BX) (tile).
+#define VSTEP(o) \
+	VMOVDQU o(SI), Y13;  \
+	VPSRLW $4, Y13, Y14; \
+	VPAND Y12, Y13, Y13; \
+	VPAND Y12, Y14, Y14; \
+	VPBROADCASTD o+0(BX), Y15;  \
+	DPB($0x15, $0xC7) /* {vex} vpdpbusd ymm8, ymm13, ymm15 */;  \
+	VPBROADCASTD o+4(BX), Y15;  \
+	DPB($0x0D, $0xC7) /* {vex} vpdpbusd ymm8, ymm14, ymm15 */;  \
+	VPBROADCASTD o+8(BX), Y15;  \
+	DPB($0x15, $0xCF) /* {vex} vpdpbusd ymm9, ymm13, ymm15 */;  \
+	VPBROADCASTD o+12(BX), Y15; \
+	DPB($0x0D, $0xCF) /* {vex} vpdpbusd ymm9, ymm14, ymm15 */;  \
+	VPBROADCASTD o+16(BX), Y15; \
+	DPB($0x15, $0xD7) /* {vex} vpdpbusd ymm10, ymm13, ymm15 */; \
+	VPBROADCASTD o+20(BX), Y15; \
+	DPB($0x0D, $0xD7) /* {vex} vpdpbusd ymm10, ymm14, ymm15 */; \
+	VPBROADCASTD o+24(BX), Y15; \
+	DPB($0x15, $0xDF) /* {vex} vpdpbusd ymm11, ymm13, ymm15 */; \
+	VPBROADCASTD o+28(BX), Y15; \
+	DPB($0x0D, $0xDF) /* {vex} vpdpbusd ymm11, ymm14, ymm15 */
 
 // func q4i8x4avxvnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg int, c *float32, ldc int)
-// The same block as q4i8x4.
+// ldc in bytes.
 TEXT ·q4i8x4avxvnni(SB), NOSPLIT, $0-80
 	MOVQ p+0(FP), SI
 	MOVQ s+8(FP), R8
@@ -59,56 +64,75 @@ TEXT ·q4i8x4avxvnni(SB), NOSPLIT, $0-80
 	MOVQ bpg+56(FP), R11
 	MOVQ c+64(FP), DI
 	MOVQ ldc+72(FP), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPBROADCASTD nibblesv<>(SB), Y12
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
 	TESTQ CX, CX
 	JZ   store
 
 group:
-	VMOVUPS (R8), Y10
-	MOVQ R11, AX
-
-blk:
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
-	D8STEP(0, 0, 4, 8, 12)
-	D8STEP(32, 16, 20, 24, 28)
-	D8STEP(64, 32, 36, 40, 44)
-	D8STEP(96, 48, 52, 56, 60)
-	D8STEP(128, 64, 68, 72, 76)
-	D8STEP(160, 80, 84, 88, 92)
-	D8STEP(192, 96, 100, 104, 108)
-	D8STEP(224, 112, 116, 120, 124)
-	D8SCALE(Y4, Y0, 0)
-	D8SCALE(Y5, Y1, 4)
-	D8SCALE(Y6, Y2, 8)
-	D8SCALE(Y7, Y3, 12)
+	MOVQ R11, AX
+
+blk:
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VSTEP(0)
+	VSTEP(64)
+	VSTEP(128)
+	VSTEP(192)
+	VCVTDQ2PS Y8, Y8
+	VBROADCASTSS 0(DX), Y15
+	VFMADD231PS Y15, Y8, Y4
+	VCVTDQ2PS Y9, Y9
+	VBROADCASTSS 4(DX), Y15
+	VFMADD231PS Y15, Y9, Y5
+	VCVTDQ2PS Y10, Y10
+	VBROADCASTSS 8(DX), Y15
+	VFMADD231PS Y15, Y10, Y6
+	VCVTDQ2PS Y11, Y11
+	VBROADCASTSS 12(DX), Y15
+	VFMADD231PS Y15, Y11, Y7
 	ADDQ $256, SI
-	ADDQ $128, BX
-	ADDQ $16, DX
+	ADDQ $256, BX
+	ADDQ $32, DX
 	DECQ AX
 	JNZ  blk
 
-	VMOVUPS (R9), Y10
-	I8BIAS(Y0, 0)
-	I8BIAS(Y1, 4)
-	I8BIAS(Y2, 8)
-	I8BIAS(Y3, 12)
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $16, R10
+	VMOVUPS (R8), Y15
+	VFMADD231PS Y15, Y4, Y0
+	VFMADD231PS Y15, Y5, Y1
+	VFMADD231PS Y15, Y6, Y2
+	VFMADD231PS Y15, Y7, Y3
+	VMOVUPS (R9), Y15
+	VBROADCASTSS 0(R10), Y13
+	VFMADD231PS Y13, Y15, Y0
+	VBROADCASTSS 4(R10), Y13
+	VFMADD231PS Y13, Y15, Y1
+	VBROADCASTSS 8(R10), Y13
+	VFMADD231PS Y13, Y15, Y2
+	VBROADCASTSS 12(R10), Y13
+	VFMADD231PS Y13, Y15, Y3
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $32, R10
 	DECQ CX
 	JNZ  group
 
 store:
 	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (DI)(R12*1)
-	VMOVUPS Y2, (DI)(R12*2)
 	ADDQ R12, DI
-	VMOVUPS Y3, (DI)(R12*2)
+	VMOVUPS Y1, (DI)
+	ADDQ R12, DI
+	VMOVUPS Y2, (DI)
+	ADDQ R12, DI
+	VMOVUPS Y3, (DI)
 	VZEROUPPER
 	RET
