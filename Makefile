@@ -6,9 +6,9 @@ export LANG := en_US.UTF-8
 # Debian 12 packages: building the GUI (Fyne/GLFW), and the tools the tests use.
 APT_BUILD := gcc pkg-config libgl1-mesa-dev xorg-dev libxkbcommon-dev libwayland-dev
 APT_TEST  := xvfb imagemagick xdotool x11-utils dbus ffmpeg sox libsox-fmt-all espeak-ng \
-             libheif-examples python3-pil python3-numpy npm
+             libheif-examples python3-pil python3-numpy npm qemu-user
 
-.PHONY: run build test bench bench-kernel-sets fuzz lint deps deps-build screenshot bundle clean tokenizer-cache
+.PHONY: run build test test-arm64 bench bench-kernel-sets fuzz lint deps deps-build screenshot bundle clean tokenizer-cache
 
 run: deps-build build
 	./$(BIN)
@@ -34,8 +34,22 @@ test: deps tokenizer-cache
 	$(GO) test -count=1 ./...
 	@$(GO) test -count=1 -v -run '^TestDevice$$' ./engine/mlx | grep -m1 -E 'libmlxc|MLX [0-9]' || true
 	@$(GO) test -count=1 -v -run '^TestKernelSets$$' ./engine/gocpu | grep -E 'kernel set' | sed 's/^ *[a-z_]*\.go:[0-9]*: /gocpu: /' || true
+	@$(MAKE) --no-print-directory test-arm64
 	@sh engine/tokenizer/testdata/oracle/fetch.sh --status
 	@$(MAKE) --no-print-directory screenshot
+
+# The Go backend's arm64 kernels (NEON with the dot product: the Mac's CPU path) under
+# qemu-user's emulated CPU, against the portable kernels; the summary says which sets ran.
+# Without qemu-aarch64 one line says they did not run; on an arm64 host they ran natively.
+ARM64_EXEC := qemu-aarch64 -cpu max
+test-arm64:
+	@if [ "$$($(GO) env GOHOSTARCH)" = arm64 ]; then \
+	  echo "gocpu arm64: native here (the gocpu lines above)"; exit 0; fi; \
+	if ! command -v qemu-aarch64 >/dev/null 2>&1; then \
+	  echo "gocpu arm64: not run: qemu-aarch64 missing (Debian package qemu-user)"; exit 0; fi; \
+	out=$$(GOARCH=arm64 $(GO) test -count=1 -v -exec '$(ARM64_EXEC)' -run 'Int|KernelSet' ./engine/gocpu 2>&1) || \
+	  { echo "$$out"; echo "gocpu arm64: FAIL under $(ARM64_EXEC)"; exit 1; }; \
+	echo "$$out" | grep -E 'kernel set' | sed 's/^ *[a-z0-9_]*\.go:[0-9]*: /gocpu arm64 ($(ARM64_EXEC)): /' | awk '!seen[$$0]++'
 
 # PyTorch (CPU) runs the reference training step the engine's training benchmark compares with;
 # it is never a dependency of Perch itself.
@@ -74,6 +88,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags screenshots ./app/...
 	$(GO) run ./bundle/darwincheck ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./engine/gocpu
 	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2 || echo "lint: staticcheck could not be installed"
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; elif [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ]; then "$$($(GO) env GOPATH)/bin/staticcheck" ./...; fi
 

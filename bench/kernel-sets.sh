@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 seen=
-for dbg in "" cpu.avx512vnni=off cpu.avx512f=off; do
+for dbg in "" cpu.avx512vnni=off cpu.avx512f=off cpu.avx512f=off,cpu.avxvnni=off; do
 	# (Go's runtime warns that it does not know avx512vnni; x/sys/cpu does.)
 	set=$(GODEBUG=$dbg go test -count=1 -v -run '^TestKernelSets$' ./engine/gocpu 2>&1 |
 		sed -n 's/.*fast path default: \([a-z0-9]*\).*/\1/p' | head -1)

@@ -19,6 +19,9 @@ func archKernelSets() []kernelSet {
 	var sets []kernelSet
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		sets = append(sets, avx2Kernels)
+		if cpu.X86.HasAVXVNNI {
+			sets = append(sets, avxVNNIKernels)
+		}
 		if hasAVX512() {
 			sets = append(sets, avx512Kernels)
 			if cpu.X86.HasAVX512VNNI {
@@ -40,6 +43,9 @@ func missingKernelSets() map[string]string {
 	m := map[string]string{}
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
 		m["avx2"] = "this CPU lacks AVX2/FMA (or GODEBUG turned them off)"
+	}
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasAVXVNNI {
+		m["avxvnni"] = "this CPU lacks AVX2/FMA with AVX-VNNI, the VEX VPDPBUSD (or GODEBUG turned them off)"
 	}
 	if !hasAVX512() {
 		m["avx512"] = "this CPU lacks AVX-512 F/BW/VL (or GODEBUG turned them off)"

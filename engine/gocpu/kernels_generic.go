@@ -4,7 +4,8 @@ import "math"
 
 // Inner loops of the fast path. The drivers (kernels.go, kernels_gemm.go,
 // kernels_attn.go) call them through kern: the portable Go versions below,
-// or AVX2/FMA assembly on amd64 CPUs that have it (kernels_amd64.go). Both
+// or AVX2/FMA assembly on amd64 CPUs that have it (kernels_amd64.go), or
+// on arm64 the portable set with a NEON integer prefill (kernels_arm64.go). Both
 // sets compute the same sums on the same layouts, in different orders.
 
 // kernelSet is one implementation of the inner loops.

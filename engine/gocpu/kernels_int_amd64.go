@@ -13,11 +13,7 @@ func q4i8x8vnni(p *uint32, s, b *float32, xq *int8, d, xs *float32, groups, bpg 
 
 // q4i8AVX2 runs the AVX2 kernel on the block's four 4×8 quarters.
 func q4i8AVX2(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) {
-	groups := q4i8Check(p, s, b, xq, d, xs, bpg, c, ldc)
-	for _, q := range [4][2]int{{0, 0}, {0, 8}, {4, 0}, {4, 8}} {
-		r, j := q[0], q[1]
-		q4i8x4(&p[j], &s[j], &b[j], &xq[8*r], &d[r], &xs[r], groups, bpg, &c[r*ldc+j], 4*ldc)
-	}
+	q4i8Quarters(q4i8x4, p, s, b, xq, d, xs, bpg, c, ldc)
 }
 
 // q4i8BW runs the AVX-512 (BW) kernel on the whole block.
@@ -30,18 +26,6 @@ func q4i8BW(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c [
 func q4i8VNNI(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) {
 	groups := q4i8Check(p, s, b, xq, d, xs, bpg, c, ldc)
 	q4i8x8vnni(&p[0], &s[0], &b[0], &xq[0], &d[0], &xs[0], groups, bpg, &c[0], 4*ldc)
-}
-
-// q4i8Check checks what the kernels read and write (see q4i8 on
-// kernelSet) and returns the number of groups.
-func q4i8Check(p []uint32, s, b []float32, xq []int8, d, xs []float32, bpg int, c []float32, ldc int) int {
-	groups := len(s) / intCols
-	blocks := groups * bpg
-	if groups == 0 || bpg <= 0 || ldc < intCols {
-		panic("gocpu: q4i8 layout")
-	}
-	_, _, _, _, _, _ = p[blocks*intBlock/8*intCols-1], b[intCols*groups-1], xq[blocks*intBlock*intRows-1], d[intRows*blocks-1], xs[intRows*groups-1], c[(intRows-1)*ldc+intCols-1]
-	return groups
 }
 
 //go:noescape
