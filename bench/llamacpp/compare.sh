@@ -17,10 +17,11 @@ llama=$1; shift
 models=$(echo "$@" | tr ' ' ',')
 cd "$(dirname "$0")/../.."
 
-perch() { # $1: label; every kernel set, the exact and int8 runs (not /schema)
+perch() { # $1: label; every kernel set, as users run it and /exact (not /schema);
+	# two runs each, the second reported: the first warms up, as llama-bench's does
 	bench/kernel-sets.sh | while read -r set dbg; do
 		GODEBUG=$dbg go test -run '^$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go' \
-			-skip 'BenchmarkEngine/e2b-shaped-4bit/go/schema' -benchtime 1x ./engine 2>&1 |
+			-skip 'BenchmarkEngine/e2b-shaped-4bit/go/schema' -benchtime 2x ./engine 2>&1 |
 			awk -v label="$1" -v set="$set" '/^BenchmarkEngine/ {
 				name = $1; sub(/-[0-9]+$/, "", name); out = ""
 				for (i = 3; i < NF; i++) if ($(i+1) ~ /tok\/s|MB\/token|GB\/s|share/) out = out sprintf(" %s=%s", $(i+1), $i)

@@ -217,11 +217,14 @@ func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
 		}
 	}
 	var wg sync.WaitGroup
+	var left atomic.Int32
 	wg.Add(workers - 1)
+	left.Store(int32(workers - 1))
 	for i := 1; i < workers; i++ {
-		p.work <- func() { body(i); wg.Done() }
+		p.work <- func() { body(i); left.Add(-1); wg.Done() }
 	}
 	body(0)
+	awaitSpinning(&left)
 	wg.Wait()
 }
 

@@ -3,6 +3,7 @@ package gocpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,15 +70,32 @@ func (p *pool) run(total, grain int, fn func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var left atomic.Int32
 	step := (total + parts - 1) / parts
 	for lo := step; lo < total; lo += step {
 		hi := min(lo+step, total)
 		wg.Add(1)
+		left.Add(1)
 		l := lo
-		p.work <- func() { fn(l, hi); wg.Done() }
+		p.work <- func() { fn(l, hi); left.Add(-1); wg.Done() }
 	}
 	fn(0, min(step, total))
+	awaitSpinning(&left)
 	wg.Wait()
+}
+
+// awaitSpinning polls until left is zero, for up to spinFor, without
+// yielding: the caller is often the engine's goroutine, and parking it
+// (or a Gosched on a thread it is locked to) hands its thread off and
+// costs tens of microseconds to wake, on every op of a decode step. The
+// WaitGroup after it sleeps for whatever is still running then.
+func awaitSpinning(left *atomic.Int32) {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; left.Load() > 0; i++ {
+		if i%64 == 63 && time.Now().After(deadline) {
+			return
+		}
+	}
 }
 
 func (p *pool) close() { p.once.Do(func() { close(p.work) }) }
