@@ -49,7 +49,7 @@ llamacpp quiet 1
 llamacpp quiet 2
 sh -c 'while :; do :; done' &
 busy=$!
-trap 'kill $busy 2>/dev/null' EXIT
+trap 'kill $busy 2>/dev/null || :' EXIT
 echo "== one busy process: $(uptime)"
 perch busy
 llamacpp busy 2
