@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "kernels_int256_amd64.h"
 
 // AVX2 kernel of the integer prefill (layouts: intgemm.go; declaration:
 // kernels_int_amd64.go): a 4×8 quarter of the 8×16 block (the wrapper
@@ -114,33 +115,4 @@ blk:
 	DECQ AX
 	JNZ  blk
 
-	VMOVUPS (R8), Y15
-	VFMADD231PS Y15, Y4, Y0
-	VFMADD231PS Y15, Y5, Y1
-	VFMADD231PS Y15, Y6, Y2
-	VFMADD231PS Y15, Y7, Y3
-	VMOVUPS (R9), Y15
-	VBROADCASTSS 0(R10), Y13
-	VFMADD231PS Y13, Y15, Y0
-	VBROADCASTSS 4(R10), Y13
-	VFMADD231PS Y13, Y15, Y1
-	VBROADCASTSS 8(R10), Y13
-	VFMADD231PS Y13, Y15, Y2
-	VBROADCASTSS 12(R10), Y13
-	VFMADD231PS Y13, Y15, Y3
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $32, R10
-	DECQ CX
-	JNZ  group
-
-store:
-	VMOVUPS Y0, (DI)
-	ADDQ R12, DI
-	VMOVUPS Y1, (DI)
-	ADDQ R12, DI
-	VMOVUPS Y2, (DI)
-	ADDQ R12, DI
-	VMOVUPS Y3, (DI)
-	VZEROUPPER
-	RET
+	I8X4_GROUP_END_AND_STORE
