@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 
-	"perch/engine/gemma4"
 	"perch/engine/gocpu"
 	"perch/engine/mlx"
 	"perch/engine/tensor"
@@ -16,14 +15,6 @@ const (
 	BackendMLX  = "mlx"
 	BackendGo   = "go"
 )
-
-// fastPathFits says whether the model in dir is one the Go backend's int8
-// activations are measured good for: rows at least gocpu.IntMinWidth wide
-// (a config that does not read leaves the exact path; Load then says why).
-func fastPathFits(dir string) bool {
-	cfg, err := gemma4.LoadConfig(dir)
-	return err == nil && cfg.Text.HiddenSize >= gocpu.IntMinWidth
-}
 
 // newBackend makes the backend on the calling (engine) thread. "auto" takes
 // MLX where it runs on a GPU (Metal on macOS) and the Go backend elsewhere:

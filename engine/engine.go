@@ -12,6 +12,7 @@ import (
 	"perch/engine/chatoutput"
 	"perch/engine/gemma4"
 	"perch/engine/gemma4/processor"
+	"perch/engine/gocpu"
 	"perch/engine/tensor"
 	"perch/engine/tokenizer"
 	"perch/media/picture"
@@ -184,7 +185,8 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 func (e *Engine) worker(dir string, ready chan<- error) {
 	runtime.LockOSThread()
 	defer close(e.stopped)
-	fast := !e.opts.Exact && fastPathFits(dir)
+	// The int8 activations are measured good for models this wide (Exact).
+	fast := !e.opts.Exact && e.cfg.Text.HiddenSize >= gocpu.IntMinWidth
 	b, err := newBackend(e.opts.Backend, e.opts.Threads, e.opts.IntPrefill || fast, e.opts.IntDecode || fast)
 	if err != nil {
 		ready <- err
@@ -194,7 +196,6 @@ func (e *Engine) worker(dir string, ready chan<- error) {
 	if err == nil {
 		err = b.Eval()
 	}
-
 	if err != nil {
 		b.Close()
 		ready <- err
