@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"syscall"
 	"testing"
@@ -61,19 +60,7 @@ func prefillOnce(b *testing.B, e *Engine, n, i int) (tokS, tokCPU float64) {
 	}
 	zero := float32(0)
 	c0 := processCPU()
-	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var stats *Stats
-	for ev := range ch {
-		if ev.Kind == EventError {
-			b.Fatal(ev.Err)
-		}
-		if ev.Kind == EventDone {
-			stats = ev.Stats
-		}
-	}
+	stats := generateStats(b, e, Request{PromptIDs: prompt, MaxTokens: 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero}})
 	if stats == nil {
 		b.Fatal("no stats")
 	}

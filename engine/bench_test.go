@@ -174,20 +174,8 @@ func runBench(b *testing.B, dir string, c benchCase) benchResult {
 		prompt[i] = int32(3 + i*37%1000)
 	}
 	zero := float32(0)
-	ch, err := e.Generate(context.Background(), Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
+	stats := generateStats(b, e, Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
 		ResponseSchema: []byte(c.schema)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var stats *Stats
-	for ev := range ch {
-		if ev.Kind == EventError {
-			b.Fatal(ev.Err)
-		}
-		if ev.Kind == EventDone {
-			stats = ev.Stats
-		}
-	}
 	if stats == nil || stats.GeneratedTokens != c.steps+1 {
 		b.Fatalf("generation ended early: %+v", stats)
 	}
@@ -216,4 +204,22 @@ func reportBandwidth(b *testing.B, dir string, c benchCase) {
 	b.ReportMetric(perToken/1e6, "read_MB/token")
 	b.ReportMetric(bw/1e9, "probe_GB/s")
 	b.ReportMetric(100*perToken*r.stats.DecodeTokS/bw, "bw_share_%")
+}
+
+// generateStats runs req to its end and returns its stats (nil if none came).
+func generateStats(b *testing.B, e *Engine, req Request) *Stats {
+	ch, err := e.Generate(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stats *Stats
+	for ev := range ch {
+		if ev.Kind == EventError {
+			b.Fatal(ev.Err)
+		}
+		if ev.Kind == EventDone {
+			stats = ev.Stats
+		}
+	}
+	return stats
 }

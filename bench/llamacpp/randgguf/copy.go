@@ -16,11 +16,10 @@ import (
 // that llama.cpp runs the same model as Perch: what each engine's fast path
 // moves can then be compared on one model, not on two of the same shapes.
 type source struct {
-	m            *safetensors.Mapped
-	prefix       string
-	groupSize    int
-	bits         int
-	quantization bool
+	m         *safetensors.Mapped
+	prefix    string
+	groupSize int
+	bits      int // 0: unquantized
 }
 
 func openSource(dir string, groupSize, bits int) (*source, error) {
@@ -30,7 +29,7 @@ func openSource(dir string, groupSize, bits int) (*source, error) {
 	}
 	for _, p := range []string{"language_model.model.", "model.language_model.", "model."} {
 		if _, ok := m.Tensors[p+"embed_tokens.weight"]; ok {
-			return &source{m: m, prefix: p, groupSize: groupSize, bits: bits, quantization: bits > 0}, nil
+			return &source{m: m, prefix: p, groupSize: groupSize, bits: bits}, nil
 		}
 	}
 	m.Close()
@@ -115,7 +114,7 @@ func (s *source) dequantized(name string, w safetensors.TensorInfo, n uint64) (f
 	base := strings.TrimSuffix(name, ".weight")
 	sc, ok1 := s.m.Tensors[base+".scales"]
 	bi, ok2 := s.m.Tensors[base+".biases"]
-	if !ok1 || !ok2 || !s.quantization || len(w.Shape) != 2 {
+	if !ok1 || !ok2 || s.bits == 0 || len(w.Shape) != 2 {
 		return nil, fmt.Errorf("%s: packed words without scales and biases", name)
 	}
 	rows, in := w.Shape[0], w.Shape[1]*32/s.bits
