@@ -38,12 +38,13 @@ func BenchmarkDecodeInt8(b *testing.B) {
 			// bytes per decode step (the int8 decode reads the exact one's
 			// weights: the one-row ops count the same) against the probe
 			c := benchCase{model: "e2b-shaped-4bit", backend: BackendGo, prompt: 16, steps: 16, threads: threads, int8dec: true}
+			r := openBench(b, dir, c)
 			r0 := gocpu.DecodeReads()
-			runBench(b, dir, c)
+			r.request(b, c, 16, 1)
 			r1 := gocpu.DecodeReads()
-			c.steps = 0
-			runBench(b, dir, c)
+			r.request(b, c, 0, 2)
 			perToken := float64((r1-r0)-(gocpu.DecodeReads()-r1)) / 16
+			r.e.Close()
 			bw := gocpu.ReadBandwidth(512<<20, threads, 5)
 			b.ReportMetric(perToken/1e6, "read_MB/token")
 			b.ReportMetric(bw/1e9, "probe_GB/s")

@@ -140,16 +140,22 @@ func BenchmarkEngine(b *testing.B) {
 				}
 			}
 			dir := benchModel(b, c.model)
+			r := openBench(b, dir, c)
+			defer r.e.Close()
+			var prefill, decode []float64
+			var last *Stats
 			for i := 0; i < b.N; i++ {
-				r := runBench(b, dir, c)
-				b.ReportMetric(r.load.Seconds()*1000, "load_ms")
-				b.ReportMetric(r.stats.PrefillTokS, "prefill_tok/s")
-				b.ReportMetric(r.stats.DecodeTokS, "decode_tok/s")
-				b.ReportMetric(float64(r.stats.PeakMemory)/(1<<20), "peak_MiB")
-				b.ReportMetric(float64(r.stats.HostPerStep.Microseconds())/1000, "host_ms/step")
+				last = r.request(b, c, c.steps, i+1)
+				prefill, decode = append(prefill, last.PrefillTokS), append(decode, last.DecodeTokS)
 			}
+			b.ReportMetric(r.load.Seconds()*1000, "load_ms")
+			b.ReportMetric(r.cold.PrefillTokS, "first_prefill_tok/s")
+			b.ReportMetric(median(prefill), "prefill_tok/s")
+			b.ReportMetric(median(decode), "decode_tok/s")
+			b.ReportMetric(float64(last.PeakMemory)/(1<<20), "peak_MiB")
+			b.ReportMetric(float64(last.HostPerStep.Microseconds())/1000, "host_ms/step")
 			if c.backend == BackendGo && c.model != "text-tiny" && c.prompt == 64 && c.schema == "" {
-				reportBandwidth(b, dir, c)
+				reportBandwidth(b, r, c)
 			}
 		})
 	}
@@ -160,42 +166,70 @@ type benchResult struct {
 	stats *Stats
 }
 
+// runBench opens an engine for c, warms it up and returns the stats of
+// one request (BenchmarkDecodeInt8 alternates two engines this way).
 func runBench(b *testing.B, dir string, c benchCase) benchResult {
+	r := openBench(b, dir, c)
+	defer r.e.Close()
+	return benchResult{r.load, r.request(b, c, c.steps, 1)}
+}
+
+// benchEngine is an engine opened for a case and warmed up by one request
+// of the case's shape before any timed one, as llama-bench warms up: the
+// first request after Open also pays for first touches (the weights'
+// pages, the heap's growth), which cold keeps apart.
+type benchEngine struct {
+	e    *Engine
+	load time.Duration
+	cold *Stats
+}
+
+func openBench(b *testing.B, dir string, c benchCase) *benchEngine {
 	runtime.GC()
 	t0 := time.Now()
 	e, err := Open(dir, Options{Backend: c.backend, Threads: c.threads, Exact: c.exact || c.int8dec, IntDecode: c.int8dec})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close()
-	load := time.Since(t0)
+	r := &benchEngine{e: e, load: time.Since(t0)}
+	r.cold = r.request(b, c, c.steps, 0)
+	return r
+}
+
+// request runs c's prompt (its first token varied by run, so that no
+// prefix is reused) and steps decode steps; it returns their stats.
+func (r *benchEngine) request(b *testing.B, c benchCase, steps, run int) *Stats {
 	prompt := make([]int32, c.prompt)
 	for i := range prompt {
 		prompt[i] = int32(3 + i*37%1000)
 	}
+	prompt[0] = int32(3 + run%1000)
 	zero := float32(0)
-	stats := generateStats(b, e, Request{PromptIDs: prompt, MaxTokens: c.steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
+	stats := generateStats(b, r.e, Request{PromptIDs: prompt, MaxTokens: steps + 1, IgnoreEOS: true, Sampling: Sampling{Temperature: &zero},
 		ResponseSchema: []byte(c.schema)})
-	if stats == nil || stats.GeneratedTokens != c.steps+1 {
+	if stats == nil || stats.GeneratedTokens != steps+1 {
 		b.Fatalf("generation ended early: %+v", stats)
 	}
-	return benchResult{load, stats}
+	return stats
 }
 
 // reportBandwidth reports the bytes of weights and KV cache one decode step
-// reads on the Go backend (the one-row ops' reads of a run with c.steps
-// decode steps, less those of a run without) and, against a read-bandwidth
+// reads on the Go backend (the one-row ops' reads of a request with c.steps
+// decode steps, less those of one without) and, against a read-bandwidth
 // probe with as many workers measured right after, the share of the
-// machine's bandwidth that decode speed reaches.
-func reportBandwidth(b *testing.B, dir string, c benchCase) {
+// machine's bandwidth that the median decode speed reaches.
+func reportBandwidth(b *testing.B, r *benchEngine, c benchCase) {
 	r0 := gocpu.DecodeReads()
-	r := runBench(b, dir, c)
+	var decode []float64
+	for i := 0; i < 3; i++ {
+		decode = append(decode, r.request(b, c, c.steps, 100+i).DecodeTokS)
+	}
 	r1 := gocpu.DecodeReads()
-	prefillOnly := c
-	prefillOnly.steps = 0
-	runBench(b, dir, prefillOnly)
+	for i := 0; i < 3; i++ {
+		r.request(b, c, 0, 200+i)
+	}
 	r2 := gocpu.DecodeReads()
-	perToken := float64((r1-r0)-(r2-r1)) / float64(c.steps)
+	perToken := float64((r1-r0)-(r2-r1)) / float64(3*c.steps)
 	threads := c.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -203,7 +237,7 @@ func reportBandwidth(b *testing.B, dir string, c benchCase) {
 	bw := gocpu.ReadBandwidth(512<<20, threads, 5)
 	b.ReportMetric(perToken/1e6, "read_MB/token")
 	b.ReportMetric(bw/1e9, "probe_GB/s")
-	b.ReportMetric(100*perToken*r.stats.DecodeTokS/bw, "bw_share_%")
+	b.ReportMetric(100*perToken*median(decode)/bw, "bw_share_%")
 }
 
 // generateStats runs req to its end and returns its stats (nil if none came).

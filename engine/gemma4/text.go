@@ -144,8 +144,7 @@ func (m *Text) Logits(h tensor.Tensor) tensor.Tensor {
 	b := m.b
 	logits := b.Linear(h, m.EmbedTokens)
 	if c := m.Cfg.FinalLogitSoftcapping; c > 0 {
-		capT := b.Scalar(c, logits.DType())
-		logits = b.Mul(b.Tanh(b.Div(logits, capT)), capT)
+		logits = tensor.Softcap(b, logits, float32(c))
 	}
 	return logits
 }

@@ -31,6 +31,18 @@ func (b *Backend) reduce(op string, x tensor.Tensor, axis int, keep bool, f func
 	return r
 }
 
+// lastAxis serves the row reductions: when axis is x's last and x holds
+// float32 values, it returns x's values, the row length and the result to fill
+// (of type dt). Every other case, errors included, gets a nil result and
+// goes to reduce.
+func (b *Backend) lastAxis(x tensor.Tensor, axis int, keep bool, dt tensor.DType) ([]float32, int, *T) {
+	t, isT := x.(*T)
+	if b.err != nil || !isT || len(t.shape) == 0 || !t.dt.IsFloat() || t.h != nil || (axis != -1 && axis != len(t.shape)-1) {
+		return nil, 0, nil
+	}
+	return t.f, t.shape[len(t.shape)-1], alloc(dt, reducedShape(t.shape, len(t.shape)-1, keep))
+}
+
 func reducedShape(shape []int, ax int, keep bool) []int {
 	if keep {
 		out := cloneShape(shape)
@@ -41,6 +53,10 @@ func reducedShape(shape []int, ax int, keep bool) []int {
 }
 
 func (b *Backend) Sum(x tensor.Tensor, axis int, keep bool) tensor.Tensor {
+	if in, n, r := b.lastAxis(x, axis, keep, tensor.Float32); r != nil {
+		b.rowsSum(in, n, r.f)
+		return r
+	}
 	return b.reduce("Sum", x, axis, keep, func(line func(int) float32, n int) float32 {
 		var s float32
 		for j := 0; j < n; j++ {
@@ -89,6 +105,10 @@ func (b *Backend) LogSumExp(x tensor.Tensor, axis int, keep bool) tensor.Tensor 
 
 // Argmax returns the first index of the largest value.
 func (b *Backend) Argmax(x tensor.Tensor, axis int) tensor.Tensor {
+	if in, n, r := b.lastAxis(x, axis, false, tensor.Int32); r != nil {
+		b.rowsArgmax(in, n, r.i)
+		return r
+	}
 	r := b.reduce("Argmax", x, axis, false, func(line func(int) float32, n int) float32 {
 		best, bi := float32(math.Inf(-1)), 0
 		for j := 0; j < n; j++ {

@@ -18,6 +18,18 @@ type Fused interface {
 	// log-sum-exp of c·tanh(z/c) [n, 1] and, with grad, its softmax times
 	// the cap's derivative [n, blk].
 	SoftcapLogSoftmax(z Tensor, c float32, grad bool) (lse, pd Tensor, ok bool)
+	// Softcap is c·tanh(x/c) in one pass, the bits of Softcap's plain ops.
+	Softcap(x Tensor, c float32) Tensor
+}
+
+// Softcap is c·tanh(x/c): the backend's fused kernel where it has one,
+// else Div, Tanh and Mul by a scalar of x's type.
+func Softcap(b Backend, x Tensor, c float32) Tensor {
+	if f := FusedOf(b); f != nil {
+		return f.Softcap(x, c)
+	}
+	capT := b.Scalar(float64(c), x.DType())
+	return b.Mul(b.Tanh(b.Div(x, capT)), capT)
 }
 
 // FusedOf is b's fused kernels, nil when it has none.

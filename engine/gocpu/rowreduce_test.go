@@ -1,0 +1,140 @@
+package gocpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"perch/engine/tensor"
+)
+
+// rowShapes: a row split across the workers (odd length, so the parts
+// differ), rows taken whole, and rows shorter than the eight sums.
+var rowShapes = [][]int{{1, 262147}, {1, rowSplit}, {3, 70001}, {5, 13}, {4, 7}, {9}, {1, 1}}
+
+// TestArgmaxRows: the row argmax gives reduce's answer, ties (first index
+// wins, also across the workers' parts), NaN (the first NaN wins) and
+// -Inf rows included, for 1 and 2 workers.
+func TestArgmaxRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, threads := range []int{1, 2} {
+		b := New(Options{Threads: threads})
+		for _, sh := range rowShapes {
+			for trial := 0; trial < 6; trial++ {
+				n := sh[len(sh)-1]
+				v := make([]float32, numel(sh))
+				for i := range v {
+					v[i] = float32(rng.IntN(50)) // many ties
+				}
+				switch trial {
+				case 1: // the largest twice, in different parts of a split row
+					v[len(v)-1], v[len(v)/3] = 99, 99
+				case 2:
+					v[len(v)-1], v[len(v)/2] = float32(math.NaN()), float32(math.NaN())
+				case 3:
+					for i := range v {
+						v[i] = float32(math.Inf(-1))
+					}
+				case 4:
+					v[min(n/2+1, len(v)-1)] = 1e9 // the winner in a later part
+				}
+				x := b.FromFloat32(v, sh, tensor.Float32)
+				got, err := b.Int32s(b.Argmax(x, -1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := b.reduce("Argmax", x, -1, false, func(line func(int) float32, n int) float32 {
+					best, bi := float32(math.Inf(-1)), 0
+					for j := 0; j < n; j++ {
+						if v := line(j); v > best || v != v && best == best {
+							best, bi = v, j
+						}
+					}
+					return float32(bi)
+				}).(*T)
+				for r := range got {
+					if got[r] != int32(want.f[r]) {
+						t.Fatalf("threads %d %v trial %d row %d: argmax %d, want %d", threads, sh, trial, r, got[r], int32(want.f[r]))
+					}
+				}
+			}
+		}
+		b.Close()
+	}
+}
+
+// TestSumRows: sums of small integers are exact in any order, so they
+// must equal the float64 sum; random values stay within float32's
+// rounding of it; NaN and Inf come through; keepdims keeps the axis.
+func TestSumRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, threads := range []int{1, 2} {
+		b := New(Options{Threads: threads})
+		for _, sh := range rowShapes {
+			n := sh[len(sh)-1]
+			for trial := 0; trial < 3; trial++ {
+				v := make([]float32, numel(sh))
+				for i := range v {
+					if trial == 0 {
+						v[i] = float32(rng.IntN(200) - 100)
+					} else {
+						v[i] = rng.Float32()*2 - 1
+					}
+				}
+				if trial == 2 {
+					v[len(v)-1] = float32(math.Inf(1))
+				}
+				got, err := b.Float32s(b.Sum(b.FromFloat32(v, sh, tensor.Float32), -1, false))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for r := range got {
+					var want, abs float64
+					for _, x := range v[r*n : (r+1)*n] {
+						want += float64(x)
+						abs += math.Abs(float64(x))
+					}
+					switch {
+					case trial == 0 && float64(got[r]) != want,
+						trial == 1 && math.Abs(float64(got[r])-want) > 1e-6*abs+1e-7,
+						trial == 2 && r == len(got)-1 && !math.IsInf(float64(got[r]), 1):
+						t.Fatalf("threads %d %v trial %d row %d: sum %v, want %v", threads, sh, trial, r, got[r], want)
+					}
+				}
+			}
+		}
+		if s := b.Sum(b.FromFloat32(make([]float32, 6), []int{2, 3}, tensor.Float32), 1, true).Shape(); len(s) != 2 || s[0] != 2 || s[1] != 1 {
+			t.Fatalf("keepdims shape %v", s)
+		}
+		b.Close()
+	}
+}
+
+// TestSoftcapFused: the one-pass softcap has the bits of Div, Tanh and
+// Mul by the cap on the fast path, and is those ops on the plain one.
+func TestSoftcapFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, opt := range []Options{{Threads: 2}, {Threads: 1}, {Plain: true}} {
+		b := New(opt)
+		for _, sh := range [][]int{{1, 1, 262147}, {3, 5000}, {7}} {
+			v := make([]float32, numel(sh))
+			for i := range v {
+				v[i] = (rng.Float32()*2 - 1) * 80
+			}
+			v[0] = float32(math.NaN())
+			x := b.FromFloat32(v, sh, tensor.Float32)
+			capT := b.Scalar(30, tensor.Float32)
+			want, _ := b.Float32s(b.Mul(b.Tanh(b.Div(x, capT)), capT))
+			got, err := b.Float32s(b.Softcap(x, 30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v %v: [%d] %v, want %v", opt, sh, i, got[i], want[i])
+				}
+			}
+		}
+		b.Close()
+	}
+}
