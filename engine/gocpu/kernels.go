@@ -1,10 +1,5 @@
 package gocpu
 
-import (
-	"sync"
-	"sync/atomic"
-)
-
 // Fast Linear, y [rows, Out] = x [rows, In] · W[e]ᵀ, by the number of rows:
 //   - rows ≤ matvecMaxRows (decode): matvec. Quantized rows are never
 //     dequantized: per group Σ(q·s+b)·x = s·Σq·x + b·Σx. Weight rows are
@@ -191,41 +186,6 @@ func (b *Backend) gatherLinear(w *weight, ids []int, x []float32, K, kx int, y [
 			copy(y[p*w.out:(p+1)*w.out], ye[i*w.out:])
 		}
 	}
-}
-
-// each runs fn over [0, total) in chunks of chunk items that the workers
-// take in turn, so a core slowed by other load simply takes fewer; worker
-// is in [0, p.n) and no two concurrent calls share one.
-func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
-	chunk = max(chunk, 1)
-	chunks := (total + chunk - 1) / chunk
-	workers := min(p.n, chunks)
-	if workers <= 1 {
-		if total > 0 {
-			fn(0, 0, total)
-		}
-		return
-	}
-	var next atomic.Int64
-	body := func(worker int) {
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
-				return
-			}
-			fn(worker, c*chunk, min((c+1)*chunk, total))
-		}
-	}
-	var wg sync.WaitGroup
-	var left atomic.Int32
-	wg.Add(workers - 1)
-	left.Store(int32(workers - 1))
-	for i := 1; i < workers; i++ {
-		p.work <- func() { body(i); left.Add(-1); wg.Done() }
-	}
-	body(0)
-	awaitSpinning(&left)
-	wg.Wait()
 }
 
 // linearGeneric covers layouts the kernels do not: matvec row by row, or

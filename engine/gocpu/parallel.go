@@ -7,17 +7,18 @@ import (
 	"time"
 )
 
-// pool runs range-split work on a fixed number of goroutines.
+// pool runs range-split work on a fixed number of goroutines: the caller
+// and n-1 workers.
 type pool struct {
 	n    int
 	work chan func()
 	once sync.Once
 }
 
-// spinFor is how long an idle worker keeps polling for work (yielding the
-// CPU each round) before it sleeps: a decode step hands out work every few
-// microseconds, and waking a sleeping thread costs tens of them, so without
-// it the second core joins each op late.
+// spinFor is how long an idle worker keeps polling for work before it
+// sleeps, and how long a caller polls for its workers before it sleeps: a
+// decode step hands out work every few microseconds, and waking a
+// sleeping thread costs tens of them.
 const spinFor = 200 * time.Microsecond
 
 func newPool(n int) *pool {
@@ -38,7 +39,10 @@ func (p *pool) worker() {
 	}
 }
 
-// next polls for work for up to spinFor, then waits for it.
+// next polls for work for up to spinFor, then waits for it. It polls
+// without yielding but for a Gosched every 256 rounds, which lets the
+// process's other goroutines run: a yield per round costs a scheduler
+// pass, which made a worker microseconds late to most ops.
 func (p *pool) next() (func(), bool) {
 	deadline := time.Now().Add(spinFor)
 	for i := 0; ; i++ {
@@ -47,16 +51,19 @@ func (p *pool) next() (func(), bool) {
 			return f, ok
 		default:
 		}
-		if i%32 == 31 && time.Now().After(deadline) {
-			f, ok := <-p.work
-			return f, ok
+		if i%256 == 255 {
+			if time.Now().After(deadline) {
+				f, ok := <-p.work
+				return f, ok
+			}
+			runtime.Gosched()
 		}
-		runtime.Gosched()
 	}
 }
 
 // run calls fn over [0, total) split into about p.n contiguous ranges; grain
-// is the smallest range worth a goroutine.
+// is the smallest range worth a goroutine. A worker that is late (asleep,
+// or its core taken by other work) leaves its range to the caller.
 func (p *pool) run(total, grain int, fn func(lo, hi int)) {
 	parts := p.n
 	if grain < 1 {
@@ -69,30 +76,103 @@ func (p *pool) run(total, grain int, fn func(lo, hi int)) {
 		fn(0, total)
 		return
 	}
-	var wg sync.WaitGroup
-	var left atomic.Int32
-	step := (total + parts - 1) / parts
-	for lo := step; lo < total; lo += step {
-		hi := min(lo+step, total)
-		wg.Add(1)
-		left.Add(1)
-		l := lo
-		p.work <- func() { fn(l, hi); left.Add(-1); wg.Done() }
-	}
-	fn(0, min(step, total))
-	awaitSpinning(&left)
-	wg.Wait()
+	p.each(total, (total+parts-1)/parts, func(_, lo, hi int) { fn(lo, hi) })
 }
 
-// awaitSpinning polls until left is zero, for up to spinFor, without
-// yielding: the caller is often the engine's goroutine, and parking it
-// (or a Gosched on a thread it is locked to) hands its thread off and
-// costs tens of microseconds to wake, on every op of a decode step. The
-// WaitGroup after it sleeps for whatever is still running then.
-func awaitSpinning(left *atomic.Int32) {
+// each runs fn over [0, total) in chunks of chunk items that the caller
+// and the workers claim in turn, so a core slowed by other load simply
+// takes fewer; worker is in [0, p.n) and no two concurrent calls share
+// one. The caller waits only for chunks a worker has claimed: a worker
+// that picks its call up after every chunk is taken does nothing, so a
+// late worker costs the caller no wait. Hand-offs never block: a worker
+// whose queue is full is left out.
+func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
+	chunk = max(chunk, 1)
+	chunks := (total + chunk - 1) / chunk
+	workers := min(p.n, chunks)
+	if workers <= 1 {
+		if total > 0 {
+			fn(0, 0, total)
+		}
+		return
+	}
+	j := &eachCall{done: make(chan struct{}, 1)}
+	// worker i owns a contiguous run of chunks and takes them from its
+	// front; one out of its own takes from the back of the others'.
+	j.spans = make([]atomic.Uint64, workers)
+	per := (chunks + workers - 1) / workers
+	for i := range j.spans {
+		lo, hi := min(i*per, chunks), min((i+1)*per, chunks)
+		j.spans[i].Store(uint64(lo)<<32 | uint64(hi))
+	}
+	claim := func(i int, front bool) int {
+		for {
+			v := j.spans[i].Load()
+			lo, hi := int(v>>32), int(uint32(v))
+			if lo >= hi {
+				return -1
+			}
+			nv, c := uint64(lo+1)<<32|uint64(hi), lo
+			if !front {
+				nv, c = uint64(lo)<<32|uint64(hi-1), hi-1
+			}
+			if j.spans[i].CompareAndSwap(v, nv) {
+				return c
+			}
+		}
+	}
+	body := func(worker int) {
+		for k := 0; k < workers; k++ {
+			i := (worker + k) % workers
+			for {
+				c := claim(i, k == 0)
+				if c < 0 {
+					break
+				}
+				fn(worker, c*chunk, min((c+1)*chunk, total))
+			}
+		}
+	}
+	for i := 1; i < workers; i++ {
+		select {
+		case p.work <- func() {
+			j.active.Add(1)
+			body(i)
+			if j.active.Add(-1) == 0 && j.waiting.CompareAndSwap(true, false) {
+				j.done <- struct{}{}
+			}
+		}:
+		default:
+		}
+	}
+	body(0)
+	j.wait()
+}
+
+// eachCall is one call of each: the next chunk to claim, the workers
+// inside it, and the caller's wake-up once it sleeps.
+type eachCall struct {
+	spans   []atomic.Uint64 // per worker: its next chunk << 32 | its end
+	chunks  int64
+	active  atomic.Int32
+	waiting atomic.Bool
+	done    chan struct{}
+}
+
+// wait returns once no worker is inside the call (every chunk is claimed
+// by now, so none can enter and claim one): it polls for up to spinFor
+// without yielding (the caller is often the engine's goroutine, locked to
+// its thread, which a yield or park hands off at a cost of tens of
+// microseconds), then sleeps until the last worker out wakes it.
+func (j *eachCall) wait() {
 	deadline := time.Now().Add(spinFor)
-	for i := 0; left.Load() > 0; i++ {
+	for i := 0; j.active.Load() > 0; i++ {
 		if i%64 == 63 && time.Now().After(deadline) {
+			j.waiting.Store(true)
+			if j.active.Load() == 0 && j.waiting.CompareAndSwap(true, false) {
+				return
+			}
+			<-j.done
 			return
 		}
 	}
