@@ -18,10 +18,11 @@ models=$(echo "$@" | tr ' ' ',')
 cd "$(dirname "$0")/../.."
 
 perch() { # $1: label; every kernel set, as users run it and /exact (not /schema);
-	# two runs each, the second reported: the first warms up, as llama-bench's does
+	# each case opens its engine once, warms it up with one request (as llama-bench
+	# does) and reports the median of 3 (llama-bench -r 3 reports their mean)
 	bench/kernel-sets.sh | while read -r set dbg; do
 		GODEBUG=$dbg go test -run '^$' -bench 'BenchmarkEngine/e2b-shaped-4bit/go' \
-			-skip 'BenchmarkEngine/e2b-shaped-4bit/go/schema' -benchtime 2x ./engine 2>&1 |
+			-skip 'BenchmarkEngine/e2b-shaped-4bit/go/schema' -benchtime 3x ./engine 2>&1 |
 			awk -v label="$1" -v set="$set" '/^BenchmarkEngine/ {
 				name = $1; sub(/-[0-9]+$/, "", name); out = ""
 				for (i = 3; i < NF; i++) if ($(i+1) ~ /tok\/s|MB\/token|GB\/s|share/) out = out sprintf(" %s=%s", $(i+1), $i)
