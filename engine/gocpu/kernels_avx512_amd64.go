@@ -16,11 +16,14 @@ var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: 
 
 // avx512VNNIKernels is the AVX-512 set with the integer prefill's products
 // summed by VPDPBUSD (kernels_int_vnni_amd64.s); its results are the
-// AVX-512 set's bit for bit; so are its integer decode's (VPDPBUSD on 16
-// lanes, kernels_intdot_vnni_amd64.s).
+// AVX-512 set's bit for bit. Its integer decode is the AVX2 kernel, as the
+// AVX-512 set's: a decode step streams its weights from memory, and there
+// a 16-lane VPDPBUSD decode kernel measured slower than the AVX2 one (2
+// threads, E2B-shaped: 10-18 % fewer tokens/s; faster only on matrices
+// that sit in cache, which no real model's decode reads).
 var avx512VNNIKernels = func() kernelSet {
 	k := avx512Kernels
-	k.name, k.q4i8, k.q4dotI8, k.q4dotI8F = "avx512vnni", q4i8VNNI, q4dotI8VNNIw, q4dotI8FVNNIw
+	k.name, k.q4i8 = "avx512vnni", q4i8VNNI
 	return k
 }()
 

@@ -4,16 +4,13 @@ package gocpu
 
 import "unsafe"
 
-// Wrappers of the integer decode's kernels (kernels_intdot_amd64.s for
-// AVX2, kernels_intdot_vnni_amd64.s for AVX-512 VNNI) and quantizers
+// Wrappers of the integer decode's kernel (kernels_intdot_amd64.s, AVX2,
+// which every amd64 set uses) and quantizers
 // (kernels_intquant_amd64.s, kernels_intquant_avx512_amd64.s): they check what the
 // assembly reads and writes and pass it the scale steps (intdot.go).
 
 //go:noescape
 func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
-
-//go:noescape
-func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
 
 // i8kernel is the assembly kernels' signature: s and b point at bfloat16
 // values, or at float32 ones with f32 set.
@@ -61,16 +58,8 @@ func q4dotI8AVX2w(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs 
 	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
 }
 
-func q4dotI8VNNIw(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
-	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
-}
-
 func q4dotI8FAVX2w(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
 	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
-}
-
-func q4dotI8FVNNIw(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
-	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
 }
 
 func q4dotI8Asm[S uint16 | float32](k i8kernel, w []uint32, s, b []S, xq []int8, dl, xs, y []float32, gs int) {

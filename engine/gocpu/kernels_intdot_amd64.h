@@ -1,7 +1,7 @@
 // Macros of the integer decode (intdot.go): its kernels and quantizers.
 
-// I8DOTARGS loads the integer decode kernels' arguments (q4dotI8AVX2,
-// q4dotI8VNNI): SI w, R8 s, R9 b, R10 xq, R11 dl, R12 xs, DI y, R14 cps,
+// I8DOTARGS loads the integer decode kernel's arguments (q4dotI8AVX2):
+// SI w, R8 s, R9 b, R10 xq, R11 dl, R12 xs, DI y, R14 cps,
 // AX idx.
 #define I8DOTARGS \
 	MOVQ w+0(FP), SI;     \

@@ -7,12 +7,14 @@
 // declaration: kernels_intdot_amd64.go): the 16 lanes of a chunk as two
 // halves of 8, lanes 0..7 in Y14 and 8..15 in Y15, each lane's 8 products
 // summed by VPMADDUBSW (int16 pairs, |·| ≤ 2·15·127, never saturating),
-// VPADDW and VPMADDWD; then the same float32 steps as the VNNI kernel, so
-// the same bits.
+// VPADDW and VPMADDWD; then intdot.go's float32 steps, so the portable
+// kernel's bits. Every amd64 set decodes with it (AVX-512 included: a
+// decode step streams its weights from memory, where a 16-lane VPDPBUSD
+// kernel measured slower).
 
-DATA i8nib2<>+0(SB)/4, $0x0f0f0f0f
-DATA i8nib2<>+4(SB)/4, $0x00010001
-GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
+DATA i8masks<>+0(SB)/4, $0x0f0f0f0f
+DATA i8masks<>+4(SB)/4, $0x00010001
+GLOBL i8masks<>(SB), RODATA|NOPTR, $8
 
 #include "kernels_amd64.h"
 
@@ -34,14 +36,17 @@ GLOBL i8nib2<>(SB), RODATA|NOPTR, $8
 	VADDPS Y1, acc, acc
 
 // func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
-// As q4dotI8VNNI; the gpb scales of a step (1, 2 or 4) are loaded whole,
-// widened when bfloat16, and spread over each half by its 8 entries of idx.
+// Per row: steps scale loads of gpb scales (1, 2 or 4, loaded whole,
+// widened when bfloat16, and spread over each half by its 8 entries of
+// idx), each used for cps chunks; then, with tail, one chunk of 64 inputs
+// (lanes 0..7); then the biases. Scales and biases are bfloat16, or
+// float32 with f32 set.
 TEXT ·q4dotI8AVX2(SB), NOSPLIT, $64-120
 	I8DOTARGS
 	VMOVDQU (AX), Y12
 	VMOVDQU 32(AX), Y13
-	VPBROADCASTD i8nib2<>+0(SB), Y8
-	VPBROADCASTD i8nib2<>+4(SB), Y9
+	VPBROADCASTD i8masks<>+0(SB), Y8
+	VPBROADCASTD i8masks<>+4(SB), Y9
 	MOVQ n+56(FP), CX
 	TESTQ CX, CX
 	JZ   done
@@ -226,7 +231,7 @@ biasmul:
 biassum:
 	VADDPS 0(SP), Y14, Y14
 	VADDPS 32(SP), Y15, Y15
-	VADDPS Y14, Y15, Y15 // lanes 8..15 plus 0..7, as HSUM512's first step
+	VADDPS Y14, Y15, Y15 // lanes 8..15 plus 0..7: hsum16's first step
 	HSUM15
 	VMOVSS X0, (DI)
 	ADDQ $4, DI
