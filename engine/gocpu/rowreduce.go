@@ -48,13 +48,7 @@ func argmaxRow(x []float32) int {
 func (b *Backend) rowsSum(in []float32, n int, out []float32) {
 	rows := len(out)
 	if rows == 1 && n >= rowSplit && b.pool.n > 1 {
-		parts := make([]float32, b.pool.n)
-		step := (n + b.pool.n - 1) / b.pool.n
-		b.pool.run(b.pool.n, 1, func(lo, hi int) {
-			for p := lo; p < hi; p++ {
-				parts[p] = sumRow(in[min(p*step, n):min((p+1)*step, n)])
-			}
-		})
+		parts := rowParts(b.pool, n, func(a, z int) float32 { return sumRow(in[a:z]) })
 		s := parts[0]
 		for _, v := range parts[1:] {
 			s += v
@@ -75,16 +69,11 @@ func (b *Backend) rowsSum(in []float32, n int, out []float32) {
 func (b *Backend) rowsArgmax(in []float32, n int, out []int32) {
 	rows := len(out)
 	if rows == 1 && n >= rowSplit && b.pool.n > 1 {
-		parts := make([]int, b.pool.n)
-		step := (n + b.pool.n - 1) / b.pool.n
-		b.pool.run(b.pool.n, 1, func(lo, hi int) {
-			for p := lo; p < hi; p++ {
-				a, z := min(p*step, n), min((p+1)*step, n)
-				parts[p] = a + argmaxRow(in[a:z])
-				if a == z {
-					parts[p] = -1
-				}
+		parts := rowParts(b.pool, n, func(a, z int) int {
+			if a == z {
+				return -1
 			}
+			return a + argmaxRow(in[a:z])
 		})
 		bi := parts[0]
 		for _, j := range parts[1:] {
@@ -103,4 +92,17 @@ func (b *Backend) rowsArgmax(in []float32, n int, out []int32) {
 			out[r] = int32(argmaxRow(in[r*n : (r+1)*n]))
 		}
 	})
+}
+
+// rowParts cuts one row of length n into a part per worker and returns f
+// of each part [a, z), in order (a part past the row's end is empty).
+func rowParts[T any](p *pool, n int, f func(a, z int) T) []T {
+	parts := make([]T, p.n)
+	step := (n + p.n - 1) / p.n
+	p.run(p.n, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			parts[i] = f(min(i*step, n), min((i+1)*step, n))
+		}
+	})
+	return parts
 }
