@@ -11,11 +11,12 @@ import (
 
 // intDotShapes are the integer decode's edge shapes: K with and without a
 // last chunk of 64, every group size from 32 to 512, groups%16 zero and
-// not (the kernels' bias tail), one row and many.
+// not (the kernels' bias tail: 8, 4 and single terms, 1 to 14 left), one
+// row and many.
 var intDotShapes = []struct{ K, gs, n int }{
 	{64, 32, 1}, {64, 64, 3}, {128, 32, 5}, {128, 128, 2}, {192, 32, 7}, {192, 64, 1},
 	{320, 64, 9}, {512, 256, 4}, {1024, 512, 3}, {1088, 32, 17}, {1536, 64, 33},
-	{2048, 128, 5}, {4096, 64, 2}, {1152, 128, 3}, {2560, 32, 2},
+	{2048, 128, 5}, {4096, 64, 2}, {1152, 128, 3}, {2560, 32, 2}, {768, 64, 3}, {896, 64, 2},
 }
 
 // intDotCase is a random block of n 4-bit rows with bfloat16 scales and

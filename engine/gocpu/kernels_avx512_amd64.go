@@ -16,15 +16,15 @@ var avx512Kernels = kernelSet{name: "avx512", nr: 32, prepQ4: prepQ4x16, q4dot: 
 
 // avx512VNNIKernels is the AVX-512 set with the integer prefill's products
 // summed by VPDPBUSD (kernels_int_vnni_amd64.s); its results are the
-// AVX-512 set's bit for bit. Its integer decode is the AVX2 kernel, as the
-// AVX-512 set's: a decode step streams its weights from memory, and there
-// a 16-lane VPDPBUSD decode kernel measured slower than the AVX2 one (2
-// threads, E2B-shaped, 7 pairs side by side: the AVX2 kernel 8-26 % more
-// tokens/s; the VPDPBUSD one led only on matrices that sit in cache,
-// which no real model's decode reads).
+// AVX-512 set's bit for bit. Its integer decode is the AVX2 kernel's ymm
+// twin with VPDPBUSD (kernels_intdot_vnni_amd64.s): a 16-lane (zmm)
+// decode kernel measured slower streaming weights from memory (2 threads,
+// E2B-shaped, 7 pairs side by side: the AVX2 kernel 8-26 % more tokens/s),
+// leading only on matrices that sit in cache.
 var avx512VNNIKernels = func() kernelSet {
 	k := avx512Kernels
 	k.name, k.q4i8 = "avx512vnni", q4i8VNNI
+	k.q4dotI8, k.q4dotI8F = q4dotI8VNNIw, q4dotI8FVNNIw
 	return k
 }()
 

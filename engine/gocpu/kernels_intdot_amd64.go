@@ -4,8 +4,8 @@ package gocpu
 
 import "unsafe"
 
-// Wrappers of the integer decode's kernel (kernels_intdot_amd64.s, AVX2,
-// which every amd64 set uses) and quantizers (kernels_intquant_amd64.s,
+// Wrappers of the integer decode's kernels (kernels_intdot_amd64.s, AVX2,
+// and its VPDPBUSD twins) and quantizers (kernels_intquant_amd64.s,
 // kernels_intquant_avx512_amd64.s): they check what the assembly reads and
 // writes and pass it the scale steps (intdot.go).
 
@@ -14,6 +14,18 @@ import "unsafe"
 //
 //go:noescape
 func q4dotI8AVX2(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+
+// q4dotI8VNNI (AVX-512 VNNI, ymm) and q4dotI8AVXVNNI (VEX) are its twins
+// summing the lanes with VPDPBUSD: the same bits.
+//
+//go:noescape
+func q4dotI8VNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+
+//go:noescape
+func q4dotI8AVXVNNI(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
+
+// i8kernel is the decode kernels' signature.
+type i8kernel func(w *uint32, s, b *uint16, xq *int8, dl, xs, y *float32, n, steps, cps, gpb, tail, groups int, idx *int32, f32 int)
 
 //go:noescape
 func quantizeVec512(x *float32, xq *int8, dl, xs *float32, K, shift int)
@@ -54,14 +66,30 @@ var i8spread = [3][16]int32{
 }
 
 func q4dotI8AVX2w(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
-	q4dotI8Asm(w, s, b, xq, dl, xs, y, gs)
+	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
 }
 
 func q4dotI8FAVX2w(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
-	q4dotI8Asm(w, s, b, xq, dl, xs, y, gs)
+	q4dotI8Asm(q4dotI8AVX2, w, s, b, xq, dl, xs, y, gs)
 }
 
-func q4dotI8Asm[S uint16 | float32](w []uint32, s, b []S, xq []int8, dl, xs, y []float32, gs int) {
+func q4dotI8VNNIw(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8FVNNIw(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8VNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8AVXVNNIw(w []uint32, s, b []uint16, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8AVXVNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8FAVXVNNIw(w []uint32, s, b []float32, xq []int8, dl, xs, y []float32, gs int) {
+	q4dotI8Asm(q4dotI8AVXVNNI, w, s, b, xq, dl, xs, y, gs)
+}
+
+func q4dotI8Asm[S uint16 | float32](k i8kernel, w []uint32, s, b []S, xq []int8, dl, xs, y []float32, gs int) {
 	n, K := len(y), len(xq)
 	if n == 0 || K == 0 {
 		clear(y)
@@ -83,6 +111,6 @@ func q4dotI8Asm[S uint16 | float32](w []uint32, s, b []S, xq []int8, dl, xs, y [
 	if unsafe.Sizeof(s[0]) == 4 {
 		f32 = 1
 	}
-	q4dotI8AVX2(&w[0], (*uint16)(unsafe.Pointer(&s[0])), (*uint16)(unsafe.Pointer(&b[0])), &xq[0], &dl[0], &xs[0], &y[0],
+	k(&w[0], (*uint16)(unsafe.Pointer(&s[0])), (*uint16)(unsafe.Pointer(&b[0])), &xq[0], &dl[0], &xs[0], &y[0],
 		n, steps, cps, gpb, K%128/64, groups, &i8spread[lg][0], f32)
 }
