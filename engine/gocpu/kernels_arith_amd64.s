@@ -26,6 +26,27 @@ done:                 \
 	VZEROUPPER;         \
 	RET
 
+// ARITHS8(op): d[k] = x[k] op v for n (a multiple of 8) values, v
+// broadcast: the one IEEE operation per lane of arithScalar's Go loop.
+#define ARITHS8(op) \
+	MOVQ x+0(FP), SI;       \
+	VBROADCASTSS v+8(FP), Y1; \
+	MOVQ d+16(FP), DI;      \
+	MOVQ n+24(FP), CX;      \
+	SHRQ $3, CX;            \
+	JZ   done;              \
+loop:                     \
+	VMOVUPS (SI), Y0;       \
+	op Y1, Y0, Y0;          \
+	VMOVUPS Y0, (DI);       \
+	ADDQ $32, SI;           \
+	ADDQ $32, DI;           \
+	DECQ CX;                \
+	JNZ  loop;              \
+done:                     \
+	VZEROUPPER;             \
+	RET
+
 // func add8(x, y, d *float32, n int)
 TEXT ·add8(SB), NOSPLIT, $0-32
 	ARITH8(VADDPS)
@@ -41,3 +62,19 @@ TEXT ·mul8(SB), NOSPLIT, $0-32
 // func div8(x, y, d *float32, n int)
 TEXT ·div8(SB), NOSPLIT, $0-32
 	ARITH8(VDIVPS)
+
+// func addS8(x *float32, v float32, d *float32, n int)
+TEXT ·addS8(SB), NOSPLIT, $0-32
+	ARITHS8(VADDPS)
+
+// func subS8(x *float32, v float32, d *float32, n int)
+TEXT ·subS8(SB), NOSPLIT, $0-32
+	ARITHS8(VSUBPS)
+
+// func mulS8(x *float32, v float32, d *float32, n int)
+TEXT ·mulS8(SB), NOSPLIT, $0-32
+	ARITHS8(VMULPS)
+
+// func divS8(x *float32, v float32, d *float32, n int)
+TEXT ·divS8(SB), NOSPLIT, $0-32
+	ARITHS8(VDIVPS)

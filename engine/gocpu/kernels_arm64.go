@@ -39,5 +39,7 @@ var neonDotKernels = func() kernelSet {
 	return k
 }()
 
-// arithVec8: the Go loops do it all.
+// arithVec8 and arithScalar8: the Go loops do it all.
 func arithVec8(code byte, x, y, d []float32) int { return 0 }
+
+func arithScalar8(code byte, x []float32, v float32, d []float32) int { return 0 }
