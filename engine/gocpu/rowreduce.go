@@ -10,11 +10,11 @@ const rowSplit = 1 << 15
 
 // sumRow is Σ x with eight running sums (lane i takes x[i], x[i+8], …),
 // added pairwise at the end: no longer the strict left-to-right order,
-// and no less accurate than it.
+// and no less accurate than it. AVX2 takes the sums 8 lanes at a time.
 func sumRow(x []float32) float32 {
 	var a [8]float32
 	n := len(x) &^ 7
-	for j := 0; j < n; j += 8 {
+	for j := sumRow8(x, &a); j < n; j += 8 {
 		v := x[j : j+8 : j+8]
 		a[0] += v[0]
 		a[1] += v[1]
@@ -32,8 +32,11 @@ func sumRow(x []float32) float32 {
 }
 
 // argmaxRow is the first index of the largest value; the first NaN wins
-// over every number (Argmax's rule).
+// over every number (Argmax's rule). AVX2 takes a row without NaN.
 func argmaxRow(x []float32) int {
+	if j, ok := argmaxRow8(x); ok {
+		return j
+	}
 	best, bi := float32(0), -1
 	for j, v := range x {
 		if bi < 0 || v > best || v != v && best == best {

@@ -138,3 +138,68 @@ func TestSoftcapFused(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestRowKernelsBits: argmaxRow and sumRow (AVX2 where the CPU has it)
+// give the plain loops' answers and bits on lengths around the 8-lane
+// blocks, with the largest value in the tail, tied, a zero of either sign,
+// -Inf everywhere, and NaN in the body or the tail.
+func TestRowKernelsBits(t *testing.T) {
+	argmaxRef := func(x []float32) int {
+		best, bi := float32(0), -1
+		for j, v := range x {
+			if bi < 0 || v > best || v != v && best == best {
+				best, bi = v, j
+			}
+		}
+		return max(bi, 0)
+	}
+	sumRef := func(x []float32) float32 {
+		var a [8]float32
+		for j, v := range x[:len(x)&^7] {
+			a[j%8] += v
+		}
+		for j := len(x) &^ 7; j < len(x); j++ {
+			a[j-len(x)&^7] += x[j]
+		}
+		return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	negZero := float32(math.Copysign(0, -1))
+	for _, n := range []int{1, 7, 63, 64, 65, 71, 72, 1000, 4099} {
+		for trial := 0; trial < 8; trial++ {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = rng.Float32()*200 - 100
+			}
+			switch trial {
+			case 1:
+				x[n-1] = 1e6 // in the tail
+			case 2:
+				x[n/3], x[n-1] = 1e6, 1e6
+			case 3:
+				for i := range x {
+					x[i] = -1 - float32(i%5)
+				}
+				x[n/2], x[n-1] = negZero, 0
+			case 4:
+				for i := range x {
+					x[i] = float32(math.Inf(-1))
+				}
+			case 5:
+				x[n/2] = float32(math.NaN())
+			case 6:
+				x[n-1] = float32(math.NaN())
+			case 7:
+				for i := range x {
+					x[i] = 7
+				}
+			}
+			if got, want := argmaxRow(x), argmaxRef(x); got != want {
+				t.Fatalf("n=%d trial %d: argmax %d, want %d", n, trial, got, want)
+			}
+			if got, want := sumRow(x), sumRef(x); math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("n=%d trial %d: sum %v, want %v", n, trial, got, want)
+			}
+		}
+	}
+}
