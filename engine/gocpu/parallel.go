@@ -13,7 +13,23 @@ type pool struct {
 	n    int
 	work chan func()
 	once sync.Once
+	// soloUntil (unix ns): until then each runs on the caller alone (see
+	// stalled); soloFor, how long the last stall bought (under soloMu).
+	soloUntil atomic.Int64
+	soloMu    sync.Mutex
+	soloFor   time.Duration
+	soloMin   time.Duration
 }
+
+// How long the caller works alone after a stall: soloMin after one that
+// comes alone, twice the last time after one that comes within soloNear
+// (or the last time, if longer) of the last solo time's end: another
+// process keeps a core busy. Up to soloMax.
+const (
+	soloMin  = 20 * time.Millisecond
+	soloNear = 100 * time.Millisecond
+	soloMax  = 640 * time.Millisecond
+)
 
 // spinFor is how long an idle worker keeps polling for work before it
 // sleeps, and how long a caller polls for its workers before it sleeps: a
@@ -22,7 +38,7 @@ type pool struct {
 const spinFor = 200 * time.Microsecond
 
 func newPool(n int) *pool {
-	p := &pool{n: n, work: make(chan func(), n)}
+	p := &pool{n: n, work: make(chan func(), n), soloMin: soloMin}
 	for i := 0; i < n-1; i++ {
 		go p.worker()
 	}
@@ -90,6 +106,9 @@ func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
 	chunk = max(chunk, 1)
 	chunks := (total + chunk - 1) / chunk
 	workers := min(p.n, chunks)
+	if workers > 1 && p.soloUntil.Load() > time.Now().UnixNano() {
+		workers = 1
+	}
 	if workers <= 1 {
 		if total > 0 {
 			fn(0, 0, total)
@@ -145,9 +164,45 @@ func (p *pool) each(total, chunk int, fn func(worker, lo, hi int)) {
 		default:
 		}
 	}
+	t0 := time.Now()
 	body(0)
+	t1 := time.Now()
 	j.wait()
+	if t2 := time.Now(); stalled(t1.Sub(t0), t2.Sub(t1)) {
+		p.goSolo(t2)
+	}
 }
+
+// goSolo has each run on its caller alone for a while from now (see
+// soloMin).
+func (p *pool) goSolo(now time.Time) {
+	p.soloMu.Lock()
+	defer p.soloMu.Unlock()
+	if now.Sub(time.Unix(0, p.soloUntil.Load())) < max(p.soloFor, soloNear) {
+		p.soloFor = min(2*p.soloFor, soloMax)
+	} else {
+		p.soloFor = p.soloMin
+	}
+	p.soloUntil.Store(now.Add(p.soloFor).UnixNano())
+}
+
+// stalled reports whether a call's wait for its workers, after the caller
+// had done all it could (own work), says a worker lost its core in the
+// middle of a chunk: longer than the caller's own work and than
+// stallWait. On a quiet machine the wait is at most the rest of one
+// chunk; where another process takes a core, the OS preempts a worker
+// for milliseconds while the caller waits on it, and the workers also
+// take time from the caller's core. Then the caller does better
+// alone for a while (each runs on it only, see goSolo; idle workers sleep
+// after spinFor and leave their cores to the other process).
+func stalled(own, wait time.Duration) bool {
+	return wait > stallWait && wait > own
+}
+
+// stallWait is the shortest wait that counts as a stall: a worker's chunk
+// that outlasts the caller's polling by a little is the tail of a long
+// chunk (prefill's), and an OS's preemption lasts milliseconds.
+const stallWait = time.Millisecond
 
 // eachCall is one call of each: the next chunk to claim, the workers
 // inside it, and the caller's wake-up once it sleeps.

@@ -87,3 +87,89 @@ func TestEachLateWorker(t *testing.T) {
 		t.Fatalf("after release: %d items, want 1000", after.Load())
 	}
 }
+
+// TestEachStallGoesSolo: a worker that stops in the middle of a chunk (as
+// one the OS preempts for another process does) makes the caller wait on
+// it; the next calls then run on the caller alone until the pool's solo
+// time is over, and after it the workers take part again.
+func TestEachStallGoesSolo(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	p.soloMin = 300 * time.Millisecond
+	entered := make(chan struct{})
+	var once atomic.Bool
+	p.each(8, 1, func(worker, lo, hi int) {
+		switch {
+		case worker != 0 && once.CompareAndSwap(false, true):
+			close(entered)
+			time.Sleep(20 * time.Millisecond) // preempted mid-chunk
+		case worker == 0 && lo == 0:
+			<-entered // the worker holds a chunk before the caller runs out
+		}
+	})
+	if p.soloUntil.Load() <= time.Now().UnixNano() {
+		t.Fatal("a 20 ms wait on a worker did not make the caller go solo")
+	}
+	workersSeen := func() int32 {
+		var others atomic.Int32
+		p.each(64, 1, func(worker, lo, hi int) {
+			if worker != 0 {
+				others.Add(1)
+			}
+			time.Sleep(100 * time.Microsecond)
+		})
+		return others.Load()
+	}
+	if n := workersSeen(); n != 0 {
+		t.Fatalf("within the solo time a worker took %d chunks", n)
+	}
+	time.Sleep(time.Until(time.Unix(0, p.soloUntil.Load())) + time.Millisecond)
+	for try := 0; try < 50; try++ { // a worker late by chance misses a call
+		if workersSeen() > 0 {
+			return
+		}
+	}
+	t.Fatal("after the solo time no worker took a chunk in 50 calls")
+}
+
+// TestStalled: a wait past the caller's polling and its own work is a
+// stall; the tail of a chunk on a quiet machine is not.
+func TestStalled(t *testing.T) {
+	for _, c := range []struct {
+		own, wait time.Duration
+		want      bool
+	}{
+		{time.Millisecond, 50 * time.Microsecond, false},
+		{time.Millisecond, 800 * time.Microsecond, false},
+		{100 * time.Microsecond, 150 * time.Microsecond, false},
+		{100 * time.Microsecond, 400 * time.Microsecond, false}, // a long chunk's tail
+		{100 * time.Microsecond, 3 * time.Millisecond, true},
+		{5 * time.Millisecond, 6 * time.Millisecond, true},
+	} {
+		if got := stalled(c.own, c.wait); got != c.want {
+			t.Errorf("stalled(own %v, wait %v) = %v, want %v", c.own, c.wait, got, c.want)
+		}
+	}
+}
+
+// TestGoSoloBacksOff: a stall soon after the last solo time ends doubles
+// the next one (up to soloMax); one that comes alone starts again from
+// soloMin.
+func TestGoSoloBacksOff(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	now := time.Now()
+	want := soloMin
+	for i := 0; i < 10; i++ {
+		p.goSolo(now)
+		if p.soloFor != want {
+			t.Fatalf("stall %d in a row: solo for %v, want %v", i+1, p.soloFor, want)
+		}
+		now = time.Unix(0, p.soloUntil.Load()).Add(time.Millisecond)
+		want = min(2*want, soloMax)
+	}
+	p.goSolo(now.Add(soloMax + soloNear))
+	if p.soloFor != soloMin {
+		t.Fatalf("a stall long after the last: solo for %v, want %v", p.soloFor, soloMin)
+	}
+}
