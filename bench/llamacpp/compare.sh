@@ -10,7 +10,11 @@
 #   bench/llamacpp/compare.sh LLAMA_BENCH MODEL_Q4_0.gguf [MODEL_Q4_K.gguf]
 #
 # Perch decodes 16 tokens after a 64-token prompt; llama.cpp's decode runs
-# at the same depth (-d 64). Prefill: 64 and 256 prompt tokens.
+# at the same depth (-d 64). Prefill: 64 and 256 prompt tokens. Then decode
+# in pairs taken in turn (llama.cpp, then Perch's default set), PAIRS rounds
+# (default 8) per thread count: on a shared machine the bandwidth drifts
+# within seconds, so each pair's ratio is the figure and their median the
+# summary.
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 LLAMA_BENCH MODEL_Q4_0.gguf [MODEL_Q4_K.gguf]" >&2; exit 2; }
 llama=$1; shift
@@ -44,15 +48,35 @@ llamacpp() { # $1: label, $2: threads
 			printf "llama.cpp %-9s %s threads=%s %s%.2f\n", label, field("model_type"), field("n_threads"), what, field("avg_ts") }'
 }
 
+pairs() { # $1: model, $2: threads; decode only, in turn, $PAIRS rounds, then the median ratio
+	for i in $(seq "${PAIRS:-8}"); do
+		l=$("$llama" -m "$1" -t "$2" -p 0 -n 16 -d 64 -r 3 -o jsonl 2>/dev/null |
+			sed -n 's/.*"avg_ts": *\([0-9.eE+-]*\).*/\1/p' | head -1)
+		p=$(cd engine && "$tmp/engine.test" -test.run '^$' -test.bench 'BenchmarkEngine/e2b-shaped-4bit/go$' \
+			-test.skip 'BenchmarkEngine/e2b-shaped-4bit/go/.' -test.benchtime 3x -test.cpu "$2" 2>&1 |
+			awk '/^BenchmarkEngine/ { for (i = 3; i < NF; i++) if ($(i+1) == "decode_tok/s") print $i }')
+		echo "$l $p"
+	done | awk -v t="$2" '{ r[NR] = $2 / $1; printf "pair threads=%s %d llama.cpp=%.2f perch=%.2f ratio=%.3f\n", t, NR, $1, $2, r[NR] }
+		END { for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
+			printf "pairs threads=%s: %d, ratio min %.3f median %.3f max %.3f\n", t, NR, r[1], (r[int((NR+1)/2)] + r[int(NR/2)+1]) / 2, r[NR] }'
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go test -c -o "$tmp/engine.test" ./engine
 echo "== $(uptime)"
 perch quiet
 llamacpp quiet 1
 llamacpp quiet 2
 sh -c 'while :; do :; done' &
 busy=$!
-trap 'kill $busy 2>/dev/null || :' EXIT
+trap 'kill $busy 2>/dev/null || :; rm -rf "$tmp"' EXIT
 echo "== one busy process: $(uptime)"
 perch busy
 llamacpp busy 2
 kill $busy
+echo "== decode in pairs: $(uptime)"
+first=${models%%,*}
+pairs "$first" 2
+pairs "$first" 1
 echo "== $(uptime)"
