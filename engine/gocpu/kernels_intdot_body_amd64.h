@@ -1,6 +1,17 @@
 // The integer decode kernel's body (kernels_intdot_amd64.s,
-// kernels_intdot_vnni_amd64.s), after its TEXT line: each file defines
+// kernels_intdot_vnni_amd64.s, kernels_intdot_avxvnni_amd64.s), after its
+// TEXT line: each file defines
 // I8HALF (one half of a chunk into its 8 lanes) before including it.
+
+// I8CHUNK: one chunk (64 weight bytes, 128 inputs) with the step's
+// scales in Y10 and Y11, and on to the next.
+#define I8CHUNK \
+	PREFETCHT0 4096(SI);             \
+	I8HALF(0, 0, 64, 0, Y10, Y14);   \
+	I8HALF(32, 32, 96, 32, Y11, Y15); \
+	ADDQ $64, SI;                    \
+	ADDQ $128, DX;                   \
+	ADDQ $64, BX
 
 	I8DOTARGS
 	VMOVDQU (AX), Y12
@@ -37,12 +48,7 @@ step64:
 	VPSLLD $16, Y4, Y10
 	VPAND Y7, Y4, Y11
 	ADDQ $4, R8
-	PREFETCHT0 4096(SI)
-	I8HALF(0, 0, 64, 0, Y10, Y14)
-	I8HALF(32, 32, 96, 32, Y11, Y15)
-	ADDQ $64, SI
-	ADDQ $128, DX
-	ADDQ $64, BX
+	I8CHUNK
 	DECQ R13
 	JNZ  step64
 	JMP  tail
@@ -78,12 +84,7 @@ spreadf:
 	MOVQ R14, AX
 
 chunk:
-	PREFETCHT0 4096(SI)
-	I8HALF(0, 0, 64, 0, Y10, Y14)
-	I8HALF(32, 32, 96, 32, Y11, Y15)
-	ADDQ $64, SI
-	ADDQ $128, DX
-	ADDQ $64, BX
+	I8CHUNK
 	DECQ AX
 	JNZ  chunk
 	DECQ R13
