@@ -176,6 +176,10 @@ func (b *Backend) fastArith(code byte, x, y []float32, xs, ys, out []int, dst []
 		b.pool.run(n, 1<<15, func(lo, hi int) { arithScalar(code, x[lo:hi], v, dst[lo:hi]) })
 		return true
 	}
+	if ny == n { // same shape: one flat range, split like the scalar case
+		b.pool.run(n, 1<<15, func(lo, hi int) { arithVec(code, x[lo:hi], y[lo:hi], dst[lo:hi]) })
+		return true
+	}
 	b.pool.run(n/ny, max(1, 1<<15/ny), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			arithVec(code, x[r*ny:(r+1)*ny], y, dst[r*ny:(r+1)*ny])
@@ -526,12 +530,18 @@ func (b *Backend) unaryVec(op string, x tensor.Tensor, f func([]float32)) tensor
 	}
 	tx := x.(*T)
 	r := newF(tx.shape...)
-	if tx.h != nil {
-		widen(r.f, tx.h, tx.f16)
-	} else {
-		copy(r.f, asFloats(tx))
+	var src []float32
+	if tx.h == nil {
+		src = asFloats(tx)
 	}
-	b.pool.run(len(r.f), 1<<14, func(lo, hi int) { f(r.f[lo:hi]) })
+	b.pool.run(len(r.f), 1<<14, func(lo, hi int) { // each range copied, then f
+		if src == nil {
+			widen(r.f[lo:hi], tx.h[lo:hi], tx.f16)
+		} else {
+			copy(r.f[lo:hi], src[lo:hi])
+		}
+		f(r.f[lo:hi])
+	})
 	return r
 }
 

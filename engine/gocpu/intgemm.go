@@ -205,22 +205,29 @@ func (pn *intPanel) load(w *weight, e, o0, n int) {
 		clear(pn.s)
 		clear(pn.b)
 	}
-	var rows [intCols][]uint32
-	for c := 0; c < n; c++ {
-		row := e*w.out + o0 + c
-		rows[c] = w.packed[row*w.words:][:w.words]
-	}
-	for j := 0; j < w.words; j++ { // the panel written in order, the rows read side by side
-		p := pn.p[intCols*j:][:intCols]
-		for c, r := range rows[:n] {
-			p[c] = r[j]
-		}
+	if n < intCols || !panelWords16(pn.p, w.packed, e*w.out+o0, w.words) {
+		pn.loadWords(w, e*w.out+o0, n)
 	}
 	for c := 0; c < n; c++ {
 		row := e*w.out + o0 + c
 		s, b := w.affine(row*G, (row+1)*G, pn.sb[:G:G], pn.sb[G:])
 		for g := 0; g < G; g++ {
 			pn.s[intCols*g+c], pn.b[intCols*g+c] = s[g], b[g]
+		}
+	}
+}
+
+// loadWords is load's move of the packed words in Go: rows [row0, row0+n)
+// side by side, the panel written in order.
+func (pn *intPanel) loadWords(w *weight, row0, n int) {
+	var rows [intCols][]uint32
+	for c := 0; c < n; c++ {
+		rows[c] = w.packed[(row0+c)*w.words:][:w.words]
+	}
+	for j := 0; j < w.words; j++ {
+		p := pn.p[intCols*j:][:intCols]
+		for c, r := range rows[:n] {
+			p[c] = r[j]
 		}
 	}
 }

@@ -45,3 +45,35 @@ func TestIntKernelSetsEqual(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelWords16: the AVX2 panel move puts every word where load's Go
+// loop puts it, for widths of 1, 2 and 24 steps and panels starting on
+// rows 0 and 5 of a larger matrix.
+func TestPanelWords16(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("AVX2 panel move not run: this CPU lacks AVX2 (or GODEBUG turned it off)")
+	}
+	r := rand.New(rand.NewSource(16))
+	for _, words := range []int{8, 16, 192} {
+		for _, row0 := range []int{0, 5} {
+			w := &weight{words: words, packed: make([]uint32, (row0+intCols+3)*words)}
+			for i := range w.packed {
+				w.packed[i] = r.Uint32()
+			}
+			var want, got intPanel
+			want.p, got.p = make([]uint32, intCols*words), make([]uint32, intCols*words)
+			want.loadWords(w, row0, intCols)
+			if !panelWords16(got.p, w.packed, row0, words) {
+				t.Fatalf("words=%d: the AVX2 move declined", words)
+			}
+			for i := range want.p {
+				if got.p[i] != want.p[i] {
+					t.Fatalf("words=%d row0=%d p[%d] (word %d, row %d) = %#x, want %#x", words, row0, i, i/intCols, i%intCols, got.p[i], want.p[i])
+				}
+			}
+		}
+	}
+	if panelWords16(make([]uint32, intCols*12), make([]uint32, intCols*12), 0, 12) {
+		t.Fatal("words=12 (not a multiple of 8) was taken")
+	}
+}

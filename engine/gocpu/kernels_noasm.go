@@ -18,3 +18,6 @@ func arithScalar8(code byte, x []float32, v float32, d []float32) int { return 0
 func argmaxRow8(x []float32) (int, bool) { return 0, false }
 
 func sumRow8(x []float32, a *[8]float32) int { return 0 }
+
+// panelWords16: intPanel.load's loop does it.
+func panelWords16(p, packed []uint32, row0, words int) bool { return false }
