@@ -112,8 +112,7 @@ func (m *Text) linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 
 // mlp is the dense gated MLP through m.linear (so adapters apply).
 func (m *Text) mlp(p *MLP, x tensor.Tensor) tensor.Tensor {
-	b := m.b
-	return m.linear(b.Mul(b.GeluTanh(m.linear(x, p.GateProj)), m.linear(x, p.UpProj)), p.DownProj)
+	return m.linear(tensor.GeluMul(m.b, m.linear(x, p.GateProj), m.linear(x, p.UpProj)), p.DownProj)
 }
 
 // TextPrefix is where a checkpoint holding the names has keeps the

@@ -178,35 +178,39 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 	L := t.shape[len(t.shape)-2]
 	in := asFloats(t)
 	r := newF(t.shape...)
-	copy(r.f, in)
 	cos := make([]float32, L*half)
 	sin := make([]float32, L*half)
-	for l := 0; l < L; l++ {
-		pos := float32(offset+l) * scale
-		for i := 0; i < half; i++ {
-			th := pos * inv[i]
-			cos[l*half+i] = float32(math.Cos(float64(th)))
-			sin[l*half+i] = float32(math.Sin(float64(th)))
-		}
-	}
-	rows := len(in) / D
-	for row := 0; row < rows; row++ {
-		l := row % L
-		v := in[row*D : row*D+D]
-		o := r.f[row*D : row*D+D]
-		cs, sn := cos[l*half:(l+1)*half], sin[l*half:(l+1)*half]
-		for i := 0; i < half; i++ {
-			var a, c int
-			if traditional {
-				a, c = 2*i, 2*i+1
-			} else {
-				a, c = i, i+half
+	b.pool.run(L, max(1, 1024/half), func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			pos := float32(offset+l) * scale
+			for i := 0; i < half; i++ {
+				th := pos * inv[i]
+				cos[l*half+i] = float32(math.Cos(float64(th)))
+				sin[l*half+i] = float32(math.Sin(float64(th)))
 			}
-			x1, x2 := v[a], v[c]
-			o[a] = x1*cs[i] - x2*sn[i]
-			o[c] = x1*sn[i] + x2*cs[i]
 		}
-	}
+	})
+	rows := len(in) / D
+	b.pool.run(rows, max(1, 8192/D), func(lo, hi int) { // each row copied, then rotated
+		copy(r.f[lo*D:hi*D], in[lo*D:hi*D])
+		for row := lo; row < hi; row++ {
+			l := row % L
+			v := in[row*D : row*D+D]
+			o := r.f[row*D : row*D+D]
+			cs, sn := cos[l*half:(l+1)*half], sin[l*half:(l+1)*half]
+			for i := 0; i < half; i++ {
+				var a, c int
+				if traditional {
+					a, c = 2*i, 2*i+1
+				} else {
+					a, c = i, i+half
+				}
+				x1, x2 := v[a], v[c]
+				o[a] = x1*cs[i] - x2*sn[i]
+				o[c] = x1*sn[i] + x2*cs[i]
+			}
+		}
+	})
 	return r
 }
 

@@ -139,6 +139,42 @@ func TestSoftcapFused(t *testing.T) {
 	}
 }
 
+// TestGeluMulFused: the one-pass gated product has the bits of GeluTanh
+// then Mul on the fast path (whole chunks, a tail, a NaN, large values),
+// and is those ops on the plain one and for shapes that differ.
+func TestGeluMulFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, opt := range []Options{{Threads: 2}, {Threads: 1}, {Plain: true}} {
+		b := New(opt)
+		for _, sh := range [][][2]int{{{3, 6144}, {3, 6144}}, {{1, 4099}, {1, 4099}}, {{2, 7}, {1, 7}}} {
+			gs, us := []int{sh[0][0], sh[0][1]}, []int{sh[1][0], sh[1][1]}
+			g, u := make([]float32, numel(gs)), make([]float32, numel(us))
+			for i := range g {
+				g[i] = (rng.Float32()*2 - 1) * 12
+			}
+			for i := range u {
+				u[i] = (rng.Float32()*2 - 1) * 3
+			}
+			g[1] = float32(math.NaN())
+			tg, tu := b.FromFloat32(g, gs, tensor.Float32), b.FromFloat32(u, us, tensor.Float32)
+			want, _ := b.Float32s(b.Mul(b.GeluTanh(tg), tu))
+			got, err := b.Float32s(b.GeluMul(tg, tu))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%+v %v: %d values, want %d", opt, sh, len(got), len(want))
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v %v: [%d] %v, want %v", opt, sh, i, got[i], want[i])
+				}
+			}
+		}
+		b.Close()
+	}
+}
+
 // TestRowKernelsBits: argmaxRow and sumRow (AVX2 where the CPU has it)
 // give the plain loops' answers and bits on lengths around the 8-lane
 // blocks, with the largest value in the tail, tied, a zero of either sign,

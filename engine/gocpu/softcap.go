@@ -26,3 +26,27 @@ func (b *Backend) Softcap(x tensor.Tensor, c float32) tensor.Tensor {
 	})
 	return r
 }
+
+// GeluMul is GeluTanh(g)·u (tensor.Fused) chunk by chunk while the chunk
+// is in cache: one output, no intermediate, the bits of GeluTanh and Mul.
+// The plain backend, 2-byte inputs and differing shapes take those ops.
+func (b *Backend) GeluMul(g, u tensor.Tensor) tensor.Tensor {
+	tg, ok1 := g.(*T)
+	tu, ok2 := u.(*T)
+	if b.opt.Plain || !ok1 || !ok2 || tg.h != nil || tu.h != nil || tg.dt != tensor.Float32 || tu.dt != tensor.Float32 || !sameShape(tg.shape, tu.shape) {
+		return b.Mul(b.GeluTanh(g), u)
+	}
+	if !b.ok("GeluMul", g, u) {
+		return empty
+	}
+	r := newF(tg.shape...)
+	b.pool.run(len(r.f), 1<<14, func(lo, hi int) {
+		for k := lo; k < hi; k += 1 << 12 {
+			d := r.f[k:min(k+1<<12, hi)]
+			copy(d, tg.f[k:])
+			geluTanhVec(d)
+			arithVec('*', d, tu.f[k:k+len(d)], d)
+		}
+	})
+	return r
+}

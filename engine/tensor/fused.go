@@ -20,6 +20,8 @@ type Fused interface {
 	SoftcapLogSoftmax(z Tensor, c float32, grad bool) (lse, pd Tensor, ok bool)
 	// Softcap is c·tanh(x/c) in one pass, the bits of Softcap's plain ops.
 	Softcap(x Tensor, c float32) Tensor
+	// GeluMul is GeluTanh(g)·u in one pass, the bits of those two ops.
+	GeluMul(g, u Tensor) Tensor
 }
 
 // Softcap is c·tanh(x/c): the backend's fused kernel where it has one,
@@ -30,6 +32,15 @@ func Softcap(b Backend, x Tensor, c float32) Tensor {
 	}
 	capT := b.Scalar(float64(c), x.DType())
 	return b.Mul(b.Tanh(b.Div(x, capT)), capT)
+}
+
+// GeluMul is GeluTanh(g)·u (a gated MLP's hidden layer): the backend's
+// fused kernel where it has one, else the two ops.
+func GeluMul(b Backend, g, u Tensor) Tensor {
+	if f := FusedOf(b); f != nil {
+		return f.GeluMul(g, u)
+	}
+	return b.Mul(b.GeluTanh(g), u)
 }
 
 // FusedOf is b's fused kernels, nil when it has none.
