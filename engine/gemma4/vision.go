@@ -225,7 +225,7 @@ func (l *VisionLayer) forward(v *VisionTower, x tensor.Tensor, rope *rope2D, mas
 	h := b.Add(x, b.RMSNorm(l.OProj.forward(b, o), l.PostAttentionLayernorm, eps))
 
 	m := b.RMSNorm(h, l.PreFeedforwardLayernorm, eps)
-	f := l.DownProj.forward(b, b.Mul(b.GeluTanh(l.GateProj.forward(b, m)), l.UpProj.forward(b, m)))
+	f := l.DownProj.forward(b, tensor.GeluMul(b, l.GateProj.forward(b, m), l.UpProj.forward(b, m)))
 	return b.Add(h, b.RMSNorm(f, l.PostFeedforwardLayernorm, eps))
 }
 

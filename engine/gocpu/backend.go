@@ -53,7 +53,8 @@ type Backend struct {
 	pool    *pool
 	peak    int64
 	scratch scratch
-	ints    intScratch // the integer prefill's buffers (intgemm.go)
+	ints    intScratch  // the integer prefill's buffers (intgemm.go)
+	attn    [][]float32 // sdpaFast's buffer per worker
 }
 
 var _ tensor.Backend = (*Backend)(nil)

@@ -51,12 +51,17 @@ func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 			}
 		}
 	})
-	scratch := make([][]float32, b.pool.n)
+	// Each worker's buffer is kept from call to call (a decode step's
+	// layers would otherwise allocate megabytes per token).
+	if len(b.attn) < b.pool.n {
+		b.attn = make([][]float32, b.pool.n)
+	}
+	need := nr * (2*a.D + a.S + a.S)
 	b.pool.each(tasks, 1, func(worker, lo, hi int) {
-		if scratch[worker] == nil {
-			scratch[worker] = make([]float32, nr*(2*a.D+a.S+a.S))
+		if cap(b.attn[worker]) < need {
+			b.attn[worker] = make([]float32, need)
 		}
-		buf := scratch[worker]
+		buf := b.attn[worker][:need]
 		for t := lo; t < hi; t++ {
 			bi, kh, blk := t/(a.Hk*nb), t/nb%a.Hk, t%nb
 			r0 := blk * nr
