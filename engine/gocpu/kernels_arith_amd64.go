@@ -28,6 +28,12 @@ func mulS8(x *float32, v float32, d *float32, n int)
 //go:noescape
 func divS8(x *float32, v float32, d *float32, n int)
 
+//go:noescape
+func maxS8(x *float32, v float32, d *float32, n int)
+
+//go:noescape
+func minS8(x *float32, v float32, d *float32, n int)
+
 var hasAVX2 = cpu.X86.HasAVX2
 
 // arithVec8 does d[k] = x[k] op y[k] for the first len(y)&^7 values with
@@ -56,7 +62,8 @@ func arithVec8(code byte, x, y, d []float32) int {
 
 // arithScalar8 does d[k] = x[k] op v for the first len(x)&^7 values with
 // AVX2 (+, -, *, /, v broadcast: one IEEE operation per lane, as the Go
-// loop) and returns how many it did.
+// loop; M and m, fmax and fmin with their NaN rule) and returns how many
+// it did.
 func arithScalar8(code byte, x []float32, v float32, d []float32) int {
 	n := len(x) &^ 7
 	if n == 0 || !hasAVX2 {
@@ -72,6 +79,10 @@ func arithScalar8(code byte, x []float32, v float32, d []float32) int {
 		mulS8(&x[0], v, &d[0], n)
 	case '/':
 		divS8(&x[0], v, &d[0], n)
+	case 'M':
+		maxS8(&x[0], v, &d[0], n)
+	case 'm':
+		minS8(&x[0], v, &d[0], n)
 	default:
 		return 0
 	}

@@ -208,11 +208,32 @@ func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
 }
 
 // softmaxFast is softmaxLine with the exponentials from kern.exp, the max
-// and the scaling four at a time: the same sum and NaN rows.
+// and the scaling vectorized: the same sum and NaN rows.
 func softmaxFast(v []float32) {
 	if len(v) == 0 {
 		return
 	}
+	m, ok := maxRow8(v) // AVX2 where there is no NaN: the same largest value
+	if !ok {
+		m = maxSkipNaN(v)
+	}
+	if math.IsInf(float64(m), 0) { // all masked, or an infinite score
+		for i := range v {
+			v[i] = float32(math.NaN())
+		}
+		return
+	}
+	kern.exp(v, m) // a NaN score makes the sum, and so the row, NaN
+	var s float32
+	for _, e := range v { // in order, as softmaxLine
+		s += e
+	}
+	arithScalar('*', v, 1/s, v)
+}
+
+// maxSkipNaN is the largest non-NaN value of v (-Inf if none), four
+// running maxima at a time.
+func maxSkipNaN(v []float32) float32 {
 	inf := float32(math.Inf(-1))
 	m0, m1, m2, m3 := inf, inf, inf, inf
 	i := 0
@@ -241,29 +262,7 @@ func softmaxFast(v []float32) {
 			m = x
 		}
 	}
-	if math.IsInf(float64(m), 0) { // all masked, or an infinite score
-		for i := range v {
-			v[i] = float32(math.NaN())
-		}
-		return
-	}
-	kern.exp(v, m) // a NaN score makes the sum, and so the row, NaN
-	var s float32
-	for _, e := range v { // in order, as softmaxLine
-		s += e
-	}
-	inv := 1 / s
-	i = 0
-	for ; i+4 <= len(v); i += 4 {
-		w := v[i : i+4 : i+4]
-		w[0] *= inv
-		w[1] *= inv
-		w[2] *= inv
-		w[3] *= inv
-	}
-	for ; i < len(v); i++ {
-		v[i] *= inv
-	}
+	return m
 }
 
 // outRow calls f with the output row [Dv] of block row r.

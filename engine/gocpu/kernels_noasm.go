@@ -14,8 +14,10 @@ func arithVec8(code byte, x, y, d []float32) int { return 0 }
 
 func arithScalar8(code byte, x []float32, v float32, d []float32) int { return 0 }
 
-// argmaxRow8 and sumRow8: the Go loops do it all.
+// argmaxRow8, maxRow8 and sumRow8: the Go loops do it all.
 func argmaxRow8(x []float32) (int, bool) { return 0, false }
+
+func maxRow8(x []float32) (float32, bool) { return 0, false }
 
 func sumRow8(x []float32, a *[8]float32) int { return 0 }
 

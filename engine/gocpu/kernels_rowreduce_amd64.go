@@ -35,6 +35,21 @@ func argmaxRow8(x []float32) (j int, ok bool) {
 	return j, true
 }
 
+// maxRow8 is the largest value of x by AVX2, or ok false where the CPU
+// lacks AVX2, the row is short or holds a NaN (the caller's loop decides).
+func maxRow8(x []float32) (m float32, ok bool) {
+	n := len(x) &^ 7
+	if n < 64 || !hasAVX2 {
+		return 0, false
+	}
+	m, nan := max8(&x[0], n)
+	for _, v := range x[n:] {
+		nan = nan || v != v
+		m = max(m, v)
+	}
+	return m, !nan
+}
+
 // sumRow8 adds x[:len(x)&^7] into sumRow's eight sums a by AVX2 and
 // returns how many values it took.
 func sumRow8(x []float32, a *[8]float32) int {

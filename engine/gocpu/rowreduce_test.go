@@ -239,3 +239,47 @@ func TestRowKernelsBits(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxFastBits: the attention's softmax (max by AVX2 where the CPU
+// has it) gives softmaxLine's bits on rows around the 8-lane blocks, with
+// masked keys, zeros of both signs as the largest, a NaN, +Inf and a row
+// of -Inf only.
+func TestSoftmaxFastBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	negZero := float32(math.Copysign(0, -1))
+	for _, n := range []int{1, 7, 63, 64, 65, 100, 2520} {
+		for c := 0; c < 6; c++ {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = (rng.Float32()*2 - 1) * 20
+			}
+			switch c {
+			case 1:
+				for i := 0; i < n; i += 3 {
+					v[i] = float32(math.Inf(-1))
+				}
+			case 2:
+				for i := range v {
+					v[i] = -abs32(v[i]) - 1
+				}
+				v[n/2], v[n-1] = 0, negZero
+			case 3:
+				v[n-1] = float32(math.NaN())
+			case 4:
+				v[n/3] = float32(math.Inf(1))
+			case 5:
+				for i := range v {
+					v[i] = float32(math.Inf(-1))
+				}
+			}
+			want := append([]float32(nil), v...)
+			softmaxLine(want)
+			softmaxFast(v)
+			for i := range v {
+				if math.Float32bits(v[i]) != math.Float32bits(want[i]) && !(v[i] != v[i] && want[i] != want[i]) {
+					t.Fatalf("n=%d case %d [%d]: %g, softmaxLine %g", n, c, i, v[i], want[i])
+				}
+			}
+		}
+	}
+}
