@@ -144,8 +144,8 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 				}
 			}
 		}
-		softmaxFast(row)
 	}
+	softmaxRows(scores, n, sMax)
 	// out rows = P [n, sMax] · V [sMax, Dv], nr value columns at a time.
 	var vt []float32
 	if a.Dv%nr != 0 {
@@ -209,26 +209,57 @@ func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
 
 // softmaxFast is softmaxLine with the exponentials from kern.exp, the max
 // and the scaling vectorized: the same sum and NaN rows.
-func softmaxFast(v []float32) {
-	if len(v) == 0 {
+func softmaxFast(v []float32) { softmaxRows(v, 1, len(v)) }
+
+// softmaxRows is softmaxFast on each of n rows of width w in v. Each row's
+// sum runs in order, as softmaxLine's, so it is one chain of dependent
+// adds; four rows' chains are interleaved, which the CPU runs side by
+// side.
+func softmaxRows(v []float32, n, w int) {
+	if w == 0 {
 		return
 	}
-	m, ok := maxRow8(v) // AVX2 where there is no NaN: the same largest value
-	if !ok {
-		m = maxSkipNaN(v)
-	}
-	if math.IsInf(float64(m), 0) { // all masked, or an infinite score
-		for i := range v {
-			v[i] = float32(math.NaN())
+	var skip [4]bool
+	for r0 := 0; r0 < n; r0 += 4 {
+		k := min(4, n-r0)
+		for j := 0; j < k; j++ {
+			row := v[(r0+j)*w:][:w]
+			m, ok := maxRow8(row) // AVX2 where there is no NaN: the same largest value
+			if !ok {
+				m = maxSkipNaN(row)
+			}
+			skip[j] = math.IsInf(float64(m), 0) // all masked, or an infinite score
+			if skip[j] {
+				for i := range row {
+					row[i] = float32(math.NaN())
+				}
+				continue
+			}
+			kern.exp(row, m) // a NaN score makes the sum, and so the row, NaN
 		}
-		return
+		var s [4]float32
+		if k == 4 {
+			a, b, c, d := v[r0*w:][:w], v[(r0+1)*w:][:w], v[(r0+2)*w:][:w], v[(r0+3)*w:][:w]
+			for i := range a {
+				s[0] += a[i]
+				s[1] += b[i]
+				s[2] += c[i]
+				s[3] += d[i]
+			}
+		} else {
+			for j := 0; j < k; j++ {
+				for _, e := range v[(r0+j)*w:][:w] {
+					s[j] += e
+				}
+			}
+		}
+		for j := 0; j < k; j++ {
+			if !skip[j] {
+				row := v[(r0+j)*w:][:w]
+				arithScalar('*', row, 1/s[j], row)
+			}
+		}
 	}
-	kern.exp(v, m) // a NaN score makes the sum, and so the row, NaN
-	var s float32
-	for _, e := range v { // in order, as softmaxLine
-		s += e
-	}
-	arithScalar('*', v, 1/s, v)
 }
 
 // maxSkipNaN is the largest non-NaN value of v (-Inf if none), four

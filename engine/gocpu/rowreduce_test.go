@@ -241,13 +241,14 @@ func TestRowKernelsBits(t *testing.T) {
 }
 
 // TestSoftmaxFastBits: the attention's softmax (max by AVX2 where the CPU
-// has it) gives softmaxLine's bits on rows around the 8-lane blocks, with
+// has it; rows summed four side by side) gives softmaxLine's bits on rows around the 8-lane blocks, with
 // masked keys, zeros of both signs as the largest, a NaN, +Inf and a row
 // of -Inf only.
 func TestSoftmaxFastBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	negZero := float32(math.Copysign(0, -1))
 	for _, n := range []int{1, 7, 63, 64, 65, 100, 2520} {
+		var rows [][]float32
 		for c := 0; c < 6; c++ {
 			v := make([]float32, n)
 			for i := range v {
@@ -272,12 +273,41 @@ func TestSoftmaxFastBits(t *testing.T) {
 					v[i] = float32(math.Inf(-1))
 				}
 			}
+			rows = append(rows, v)
 			want := append([]float32(nil), v...)
 			softmaxLine(want)
 			softmaxFast(v)
 			for i := range v {
 				if math.Float32bits(v[i]) != math.Float32bits(want[i]) && !(v[i] != v[i] && want[i] != want[i]) {
 					t.Fatalf("n=%d case %d [%d]: %g, softmaxLine %g", n, c, i, v[i], want[i])
+				}
+			}
+		}
+		// the same rows (refilled) side by side, 1 to 6 of them: each row's
+		// bits as alone
+		for k := 1; k <= len(rows); k++ {
+			block := make([]float32, 0, k*n)
+			for j := 0; j < k; j++ {
+				src := rows[(j*5+k)%len(rows)]
+				for i := range src {
+					src[i] = (rng.Float32()*2 - 1) * 20
+				}
+				if j%3 == 1 {
+					src[j%n] = float32(math.Inf(-1))
+				}
+				if j == 4 {
+					src[n-1] = float32(math.NaN())
+				}
+				block = append(block, src...)
+			}
+			want := append([]float32(nil), block...)
+			for j := 0; j < k; j++ {
+				softmaxLine(want[j*n : (j+1)*n])
+			}
+			softmaxRows(block, k, n)
+			for i := range block {
+				if math.Float32bits(block[i]) != math.Float32bits(want[i]) && !(block[i] != block[i] && want[i] != want[i]) {
+					t.Fatalf("n=%d %d rows [%d]: %g, softmaxLine %g", n, k, i, block[i], want[i])
 				}
 			}
 		}
