@@ -26,9 +26,9 @@ done:                 \
 	VZEROUPPER;         \
 	RET
 
-// ARITHS8(op): d[k] = x[k] op v for n (a multiple of 8) values, v
-// broadcast: the one IEEE operation per lane of arithScalar's Go loop.
-#define ARITHS8(op) \
+// SCALAR8(step): d[k] = step(x[k], v) for n (a multiple of 8) values, v
+// broadcast in Y1: step takes x in Y0 and leaves the result in Y2.
+#define SCALAR8(step) \
 	MOVQ x+0(FP), SI;       \
 	VBROADCASTSS v+8(FP), Y1; \
 	MOVQ d+16(FP), DI;      \
@@ -37,8 +37,8 @@ done:                 \
 	JZ   done;              \
 loop:                     \
 	VMOVUPS (SI), Y0;       \
-	op Y1, Y0, Y0;          \
-	VMOVUPS Y0, (DI);       \
+	step;                   \
+	VMOVUPS Y2, (DI);       \
 	ADDQ $32, SI;           \
 	ADDQ $32, DI;           \
 	DECQ CX;                \
@@ -46,6 +46,18 @@ loop:                     \
 done:                     \
 	VZEROUPPER;             \
 	RET
+
+// The steps: x op v, the one IEEE operation per lane of arithScalar's Go
+// loop; and fmax or fmin(x, v) (elementwise.go): VMAXPS/VMINPS give x when
+// it wins the comparison and v otherwise, which is the Go rule but for a
+// NaN x, which the Go rule keeps (VMAXPS would give v): lanes where x is
+// unordered with itself take x back.
+#define ADD_S VADDPS Y1, Y0, Y2
+#define SUB_S VSUBPS Y1, Y0, Y2
+#define MUL_S VMULPS Y1, Y0, Y2
+#define DIV_S VDIVPS Y1, Y0, Y2
+#define MAX_S VMAXPS Y1, Y0, Y2; VCMPPS $3, Y0, Y0, Y3; VBLENDVPS Y3, Y0, Y2, Y2
+#define MIN_S VMINPS Y1, Y0, Y2; VCMPPS $3, Y0, Y0, Y3; VBLENDVPS Y3, Y0, Y2, Y2
 
 // func add8(x, y, d *float32, n int)
 TEXT ·add8(SB), NOSPLIT, $0-32
@@ -65,50 +77,24 @@ TEXT ·div8(SB), NOSPLIT, $0-32
 
 // func addS8(x *float32, v float32, d *float32, n int)
 TEXT ·addS8(SB), NOSPLIT, $0-32
-	ARITHS8(VADDPS)
+	SCALAR8(ADD_S)
 
 // func subS8(x *float32, v float32, d *float32, n int)
 TEXT ·subS8(SB), NOSPLIT, $0-32
-	ARITHS8(VSUBPS)
+	SCALAR8(SUB_S)
 
 // func mulS8(x *float32, v float32, d *float32, n int)
 TEXT ·mulS8(SB), NOSPLIT, $0-32
-	ARITHS8(VMULPS)
+	SCALAR8(MUL_S)
 
 // func divS8(x *float32, v float32, d *float32, n int)
 TEXT ·divS8(SB), NOSPLIT, $0-32
-	ARITHS8(VDIVPS)
-
-// MINMAXS8(op): d[k] = fmax or fmin(x[k], v) (elementwise.go) for n (a
-// multiple of 8) values: op (VMAXPS or VMINPS) gives x when it wins the
-// comparison and v otherwise, which is the Go rule but for a NaN x, which
-// the Go rule keeps (VMAXPS would give v): lanes where x is unordered with
-// itself take x back.
-#define MINMAXS8(op) \
-	MOVQ x+0(FP), SI;       \
-	VBROADCASTSS v+8(FP), Y1; \
-	MOVQ d+16(FP), DI;      \
-	MOVQ n+24(FP), CX;      \
-	SHRQ $3, CX;            \
-	JZ   done;              \
-loop:                     \
-	VMOVUPS (SI), Y0;       \
-	op Y1, Y0, Y2;          \
-	VCMPPS $3, Y0, Y0, Y3;  \
-	VBLENDVPS Y3, Y0, Y2, Y2; \
-	VMOVUPS Y2, (DI);       \
-	ADDQ $32, SI;           \
-	ADDQ $32, DI;           \
-	DECQ CX;                \
-	JNZ  loop;              \
-done:                     \
-	VZEROUPPER;             \
-	RET
+	SCALAR8(DIV_S)
 
 // func maxS8(x *float32, v float32, d *float32, n int)
 TEXT ·maxS8(SB), NOSPLIT, $0-32
-	MINMAXS8(VMAXPS)
+	SCALAR8(MAX_S)
 
 // func minS8(x *float32, v float32, d *float32, n int)
 TEXT ·minS8(SB), NOSPLIT, $0-32
-	MINMAXS8(VMINPS)
+	SCALAR8(MIN_S)

@@ -15,18 +15,11 @@ func sum8(x *float32, n int, a *[8]float32)
 // then its first index, or ok false where the CPU lacks AVX2, the row is
 // short or holds a NaN (whose rule argmaxRow's loop keeps).
 func argmaxRow8(x []float32) (j int, ok bool) {
+	m, ok := maxRow8(x)
+	if !ok {
+		return 0, false
+	}
 	n := len(x) &^ 7
-	if n < 64 || !hasAVX2 {
-		return 0, false
-	}
-	m, nan := max8(&x[0], n)
-	for _, v := range x[n:] {
-		nan = nan || v != v
-		m = max(m, v)
-	}
-	if nan {
-		return 0, false
-	}
 	if j = firstEq8(&x[0], n, m); j >= 0 {
 		return j, true
 	}
