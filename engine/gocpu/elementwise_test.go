@@ -75,8 +75,9 @@ func TestTanhKernels(t *testing.T) {
 	}
 }
 
-// TestTransposeExact: gemmLinear's tiled transpose moves every value to
-// its place, for ragged and aligned shapes.
+// TestTransposeExact: gemmLinear's tiled transpose (8×8 squares by AVX2
+// where the CPU has it) moves every value to its place, for ragged and
+// aligned shapes.
 func TestTransposeExact(t *testing.T) {
 	b := New(Options{Threads: 2})
 	for _, sh := range [][2]int{{1, 1}, {1, 37}, {37, 1}, {33, 65}, {64, 64}, {768, 70}, {70, 300}} {

@@ -53,3 +53,6 @@ func sumRow8(x []float32, a *[8]float32) int { return 0 }
 
 // panelWords16: intPanel.load's loop does it.
 func panelWords16(p, packed []uint32, row0, words int) bool { return false }
+
+// transpose8x8: transpose8's loop does it.
+func transpose8x8(src []float32, ls int, dst []float32, ld int) bool { return false }

@@ -116,6 +116,9 @@ func (b *Backend) transpose(src []float32, rows, cols int, dst []float32) {
 // transpose8 writes the 8×8 square at src (row stride ls) transposed at
 // dst (row stride ld).
 func transpose8(src []float32, ls int, dst []float32, ld int) {
+	if transpose8x8(src, ls, dst, ld) {
+		return
+	}
 	s0, s1, s2, s3 := src[:8:8], src[ls:][:8:8], src[2*ls:][:8:8], src[3*ls:][:8:8]
 	s4, s5, s6, s7 := src[4*ls:][:8:8], src[5*ls:][:8:8], src[6*ls:][:8:8], src[7*ls:][:8:8]
 	for j := 0; j < 8; j++ {

@@ -16,3 +16,17 @@ func panelWords16(p, packed []uint32, row0, words int) bool {
 	panel16x8(&p[0], &packed[row0*words], 4*words, words/8)
 	return true
 }
+
+//go:noescape
+func t8x8(src *float32, ls int, dst *float32, ld int)
+
+// transpose8x8 is transpose8 by AVX2 (two unpacks and a lane swap per
+// pair of rows: the same values moved), or false where the CPU lacks it.
+func transpose8x8(src []float32, ls int, dst []float32, ld int) bool {
+	if !hasAVX2 {
+		return false
+	}
+	_, _ = src[7*ls+7], dst[7*ld+7]
+	t8x8(&src[0], 4*ls, &dst[0], 4*ld)
+	return true
+}

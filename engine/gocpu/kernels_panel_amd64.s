@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// The integer prefill's panel by AVX2 (declaration and use:
-// kernels_panel_amd64.go): 16 rows of packed words, row c at src+c·stride
-// bytes, moved so that dst[16j+c] is row c's word j. Per step of 8 words
-// each half of the panel (rows 0-7, then 8-15) is one 8×8 transpose of
+// 8×8 dword transposes by AVX2 (declarations and use:
+// kernels_panel_amd64.go). The integer prefill's panel: 16 rows of packed
+// words, row c at src+c·stride bytes, moved so that dst[16j+c] is row c's
+// word j. Per step of 8 words each half of the panel (rows 0-7, then 8-15) is one 8×8 transpose of
 // dwords: unpack pairs, unpack quads, swap 128-bit lanes.
 
 // T8(base, r4): the 8 words at rows base + 0-3 strides (BX, R9 = 3·BX)
@@ -80,5 +80,29 @@ step:
 	ADDQ $512, DI
 	DECQ CX
 	JNZ  step
+	VZEROUPPER
+	RET
+
+// func t8x8(src *float32, ls int, dst *float32, ld int)
+// The 8×8 square at src (row stride ls bytes) transposed at dst (row
+// stride ld bytes): T8, then its 8 rows stored ld apart.
+TEXT ·t8x8(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ ls+8(FP), BX
+	MOVQ dst+16(FP), DI
+	MOVQ ld+24(FP), DX
+	LEAQ (BX)(BX*2), R9
+	LEAQ (SI)(BX*4), R10
+	T8(SI, R10)
+	LEAQ (DX)(DX*2), R11
+	VMOVDQU Y8, (DI)
+	VMOVDQU Y9, (DI)(DX*1)
+	VMOVDQU Y10, (DI)(DX*2)
+	VMOVDQU Y11, (DI)(R11*1)
+	LEAQ (DI)(DX*4), DI
+	VMOVDQU Y12, (DI)
+	VMOVDQU Y13, (DI)(DX*1)
+	VMOVDQU Y14, (DI)(DX*2)
+	VMOVDQU Y15, (DI)(R11*1)
 	VZEROUPPER
 	RET
