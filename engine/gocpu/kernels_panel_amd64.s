@@ -5,8 +5,9 @@
 // 8×8 dword transposes by AVX2 (declarations and use:
 // kernels_panel_amd64.go). The integer prefill's panel: 16 rows of packed
 // words, row c at src+c·stride bytes, moved so that dst[16j+c] is row c's
-// word j. Per step of 8 words each half of the panel (rows 0-7, then 8-15) is one 8×8 transpose of
-// dwords: unpack pairs, unpack quads, swap 128-bit lanes.
+// word j. Per step of 8 words each half of the panel (rows 0-7, then
+// 8-15) is one 8×8 transpose of dwords: unpack pairs, unpack quads, swap
+// 128-bit lanes.
 
 // T8(base, r4): the 8 words at rows base + 0-3 strides (BX, R9 = 3·BX)
 // and r4 + the same, transposed into Y8-Y15: Y8+j holds word j of the
