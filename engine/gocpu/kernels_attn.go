@@ -133,7 +133,10 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 		for s := lim; s < sMax; s++ {
 			row[s] = inf
 		}
-		if a.ms != nil {
+		if a.ms != nil && a.mb == nil && a.mf != nil && a.ms[3] == 1 { // an additive mask row, contiguous
+			base := bi*a.ms[0] + h*a.ms[1] + l*a.ms[2]
+			arithVec('+', row[:lim], a.mf[base:base+lim], row[:lim])
+		} else if a.ms != nil {
 			base := bi*a.ms[0] + h*a.ms[1] + l*a.ms[2]
 			for s := 0; s < lim; s++ {
 				mi := base + s*a.ms[3]
