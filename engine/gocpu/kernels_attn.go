@@ -22,7 +22,7 @@ type attnArgs struct {
 // position r/group of head r%group), so K and V are read once per block.
 // Per block: scores = (q·scale)·Kᵀ with kern.gemm (query rows as A, keys
 // packed transposed as B), masks,
-// softmax per row (softmaxFast, bit-identical to softmaxLine) over the keys
+// softmax per row (softmaxRows, bit-identical to softmaxLine) over the keys
 // the causal mask leaves to the block, then out = P·V with kern.gemm. Only
 // the dot products' summation order differs from the plain path; masks,
 // GQA, fully masked rows (NaN) and S = 0 (zeros) behave as there.
@@ -210,14 +210,11 @@ func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
 	}
 }
 
-// softmaxFast is softmaxLine with the exponentials from kern.exp, the max
-// and the scaling vectorized: the same sum and NaN rows.
-func softmaxFast(v []float32) { softmaxRows(v, 1, len(v)) }
-
-// softmaxRows is softmaxFast on each of n rows of width w in v. Each row's
-// sum runs in order, as softmaxLine's, so it is one chain of dependent
-// adds; four rows' chains are interleaved, which the CPU runs side by
-// side.
+// softmaxRows is softmaxLine on each of n rows of width w in v, with the
+// exponentials from kern.exp and the max and the scaling vectorized: the
+// same sums and NaN rows. Each row's sum runs in order, as softmaxLine's,
+// so it is one chain of dependent adds; four rows' chains are interleaved,
+// which the CPU runs side by side.
 func softmaxRows(v []float32, n, w int) {
 	if w == 0 {
 		return
