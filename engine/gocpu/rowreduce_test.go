@@ -240,11 +240,11 @@ func TestRowKernelsBits(t *testing.T) {
 	}
 }
 
-// TestSoftmaxFastBits: the attention's softmax (max by AVX2 where the CPU
+// TestSoftmaxRowsBits: the attention's softmax (max by AVX2 where the CPU
 // has it; rows summed four side by side) gives softmaxLine's bits on rows around the 8-lane blocks, with
 // masked keys, zeros of both signs as the largest, a NaN, +Inf and a row
 // of -Inf only.
-func TestSoftmaxFastBits(t *testing.T) {
+func TestSoftmaxRowsBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	negZero := float32(math.Copysign(0, -1))
 	for _, n := range []int{1, 7, 63, 64, 65, 100, 2520} {
