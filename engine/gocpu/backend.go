@@ -41,6 +41,9 @@ type Options struct {
 	// by x quantized to int8 per block of 32, as IntPrefill does
 	// (intdot.go). Off, they are the exact float32 ones.
 	IntDecode bool
+	// MappedWeights reads quantized weights where the checkpoint maps them
+	// instead of from copies in 2 MB pages (resident.go; Linux).
+	MappedWeights bool
 	// WidenHalf widens bf16/f16 data to float32 at load (twice the memory;
 	// the layout before 2-byte storage, kept for comparison benchmarks).
 	WidenHalf bool
@@ -55,6 +58,7 @@ type Backend struct {
 	scratch scratch
 	ints    intScratch  // the integer prefill's buffers (intgemm.go)
 	attn    [][]float32 // sdpaFast's buffer per worker
+	res     residentSet // quantized weights in 2 MB pages (resident.go)
 }
 
 var _ tensor.Backend = (*Backend)(nil)
@@ -215,7 +219,7 @@ func (b *Backend) FromBytes(raw []byte, dt tensor.DType, shape []int) tensor.Ten
 		}
 		return t
 	case tensor.Uint32:
-		t := &T{shape: cloneShape(shape), dt: tensor.Uint32}
+		t := &T{shape: cloneShape(shape), dt: tensor.Uint32, loaded: true}
 		if n > 0 && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 && littleEndian {
 			t.u = unsafe.Slice((*uint32)(unsafe.Pointer(&raw[0])), n)
 		} else {
@@ -344,7 +348,8 @@ func (b *Backend) Int32s(x tensor.Tensor) ([]int32, error) {
 }
 
 // Memory: the garbage collector owns Go tensors; Pin/Unpin/Sweep only
-// exist to satisfy the contract, and the accounting reads the Go heap.
+// exist to satisfy the contract, and the accounting reads the Go heap
+// plus the weights' resident copies (resident.go).
 func (b *Backend) Pin(ts ...tensor.Tensor)                       {}
 func (b *Backend) Unpin(ts ...tensor.Tensor)                     {}
 func (b *Backend) Sweep(keep ...tensor.Tensor)                   {}
@@ -354,7 +359,7 @@ func (b *Backend) SweepSince(mark uint64, keep ...tensor.Tensor) {}
 func (b *Backend) ActiveMemory() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	n := int64(m.HeapInuse)
+	n := int64(m.HeapInuse) + b.res.size()
 	if n > b.peak {
 		b.peak = n
 	}
@@ -366,5 +371,6 @@ func (b *Backend) ResetPeakMemory()  { b.peak = 0 }
 
 func (b *Backend) Close() error {
 	b.pool.close()
+	b.res.release()
 	return nil
 }

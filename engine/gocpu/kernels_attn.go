@@ -57,6 +57,10 @@ func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 		b.attn = make([][]float32, b.pool.n)
 	}
 	need := nr * (2*a.D + a.S + a.S)
+	if a.L == 1 && nb == 1 && tasks < b.pool.n && a.S >= decodeSplitKeys {
+		b.sdpaDecode(a, need, out)
+		return
+	}
 	b.pool.each(tasks, 1, func(worker, lo, hi int) {
 		if cap(b.attn[worker]) < need {
 			b.attn[worker] = make([]float32, need)
@@ -70,45 +74,60 @@ func (b *Backend) sdpaFast(a *attnArgs, out []float32) {
 	})
 }
 
+// decodeSplitKeys is the context from which one query position's blocks,
+// fewer than the workers, are split among them (sdpaDecode).
+const decodeSplitKeys = 48
+
+// sdpaDecode is sdpaFast for one query position when its blocks (one per
+// KV head: a decode step's 8 query heads share one) are fewer than the
+// workers: block's steps with the scores split among the workers by keys
+// and P·V by value tiles, so every worker works. Each score and each
+// output is the same sum in the same order as in block, whichever worker
+// computes it: the bits are block's.
+func (b *Backend) sdpaDecode(a *attnArgs, need int, out []float32) {
+	nr := kern.nr
+	rows := a.Hq / a.Hk
+	if cap(b.attn[0]) < need {
+		b.attn[0] = make([]float32, need)
+	}
+	buf := b.attn[0][:need]
+	qs, scores := buf[:a.D*nr], buf[a.D*nr:][:rows*a.S]
+	qt := buf[nr*(a.D+2*a.S):][:a.D*nr]
+	for t := 0; t < a.B*a.Hk; t++ {
+		bi, kh := t/a.Hk, t%a.Hk
+		sMax := a.prepare(bi, kh, 0, rows, qs, out)
+		if sMax == 0 {
+			continue
+		}
+		a.transposeQ(rows, qs, qt)
+		b.pool.each(sMax, 6*max(1, sMax/(6*4*b.pool.n)), func(_, lo, hi int) {
+			a.scoresByKeys(bi, kh, rows, sMax, qt, scores, lo, hi)
+		})
+		a.normalize(bi, kh, 0, rows, sMax, scores)
+		vt := a.valueTail(bi, kh, sMax, buf[a.D*nr+rows*a.S:])
+		b.pool.each((a.Dv+nr-1)/nr, 1, func(_, lo, hi int) {
+			a.mulV(bi, kh, 0, rows, sMax, scores, vt, out, lo, hi)
+		})
+	}
+}
+
 // block computes rows [r0, r1) of KV head kh in batch bi.
 func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
-	group, nr := a.Hq/a.Hk, kern.nr
+	nr := kern.nr
 	n := r1 - r0
 	qs := buf[:a.D*nr]             // q·scale [n][D]
 	scores := buf[a.D*nr:][:n*a.S] // [n][sMax]
-	limit := func(r int) int {
-		if a.causal {
-			return min(max(a.S-a.L+r/group+1, 0), a.S)
-		}
-		return a.S
-	}
-	sMax := limit(r1 - 1)
-	for j := 0; j < n; j++ {
-		l, h := (r0+j)/group, kh*group+(r0+j)%group
-		qrow := a.q[((bi*a.Hq+h)*a.L+l)*a.D:][:a.D]
-		for d, v := range qrow {
-			qs[j*a.D+d] = v * a.scale
-		}
-	}
-	if sMax == 0 { // no keys (zeros, as the plain path), or all masked (NaN)
-		if a.S == 0 {
-			return
-		}
-		for j := 0; j < n; j++ {
-			a.outRow(out, bi, kh, r0+j, func(o []float32) {
-				for c := range o {
-					o[c] = float32(math.NaN())
-				}
-			})
-		}
+	sMax := a.prepare(bi, kh, r0, r1, qs, out)
+	if sMax == 0 {
 		return
 	}
-	vbase := (bi*a.Hk + kh) * a.S * a.Dv
+	if a.kT == nil {
+		qt := buf[nr*(a.D+2*a.S):][:a.D*nr]
+		a.transposeQ(n, qs, qt)
+		a.scoresByKeys(bi, kh, n, sMax, qt, scores, 0, sMax)
+	}
 	var rowsA [6][]float32
 	var c gemmOut
-	if a.kT == nil {
-		a.scoresByKeys(bi, kh, n, sMax, qs, scores, buf[nr*(a.D+2*a.S):])
-	}
 	kt := (a.S + nr - 1) / nr
 	// scores [n, sMax] = (q·scale) [n, D] · Kᵀ, 6 query rows by nr keys.
 	for i0 := 0; a.kT != nil && i0 < n; i0 += 6 {
@@ -124,12 +143,54 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 			}
 		}
 	}
+	a.normalize(bi, kh, r0, r1, sMax, scores)
+	vt := a.valueTail(bi, kh, sMax, buf[a.D*nr+n*a.S:])
+	a.mulV(bi, kh, r0, r1, sMax, scores, vt, out, 0, (a.Dv+nr-1)/nr)
+}
+
+// limit is the number of keys the causal mask leaves to block row r.
+func (a *attnArgs) limit(r int) int {
+	if a.causal {
+		return min(max(a.S-a.L+r/(a.Hq/a.Hk)+1, 0), a.S)
+	}
+	return a.S
+}
+
+// prepare sets qs to the rows' q·scale and returns the keys the block
+// reads (sMax); with none, it has written the rows (zeros for S = 0, else
+// NaN: every key masked) and returns 0.
+func (a *attnArgs) prepare(bi, kh, r0, r1 int, qs, out []float32) int {
+	group := a.Hq / a.Hk
+	sMax := a.limit(r1 - 1)
+	for j := 0; j < r1-r0; j++ {
+		l, h := (r0+j)/group, kh*group+(r0+j)%group
+		qrow := a.q[((bi*a.Hq+h)*a.L+l)*a.D:][:a.D]
+		for d, v := range qrow {
+			qs[j*a.D+d] = v * a.scale
+		}
+	}
+	if sMax == 0 && a.S > 0 { // all masked (NaN); no keys at all gives zeros
+		for j := r0; j < r1; j++ {
+			a.outRow(out, bi, kh, j, func(o []float32) {
+				for c := range o {
+					o[c] = float32(math.NaN())
+				}
+			})
+		}
+	}
+	return sMax
+}
+
+// normalize masks each row's scores (past its causal limit, then the
+// boolean or additive mask) and takes their softmax.
+func (a *attnArgs) normalize(bi, kh, r0, r1, sMax int, scores []float32) {
+	group := a.Hq / a.Hk
 	inf := float32(math.Inf(-1))
-	for j := 0; j < n; j++ {
+	for j := 0; j < r1-r0; j++ {
 		r := r0 + j
 		l, h := r/group, kh*group+r%group
 		row := scores[j*sMax : (j+1)*sMax]
-		lim := limit(r)
+		lim := a.limit(r)
 		for s := lim; s < sMax; s++ {
 			row[s] = inf
 		}
@@ -148,18 +209,34 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 			}
 		}
 	}
-	softmaxRows(scores, n, sMax)
-	// out rows = P [n, sMax] · V [sMax, Dv], nr value columns at a time.
-	var vt []float32
-	if a.Dv%nr != 0 {
-		vt = buf[a.D*nr+n*a.S:][:sMax*nr]
-		clear(vt)
-		tail := a.Dv / nr * nr
-		for s := 0; s < sMax; s++ {
-			copy(vt[nr*s:], a.v[vbase+s*a.Dv+tail:vbase+(s+1)*a.Dv])
-		}
+	softmaxRows(scores, r1-r0, sMax)
+}
+
+// valueTail packs V's last Dv%nr columns nr wide (zero-padded) into buf
+// for mulV's last tile, or returns nil when Dv is a multiple of nr.
+func (a *attnArgs) valueTail(bi, kh, sMax int, buf []float32) []float32 {
+	nr := kern.nr
+	if a.Dv%nr == 0 {
+		return nil
 	}
-	for ct := 0; ct*nr < a.Dv; ct++ {
+	vbase := (bi*a.Hk + kh) * a.S * a.Dv
+	vt := buf[:sMax*nr]
+	clear(vt)
+	tail := a.Dv / nr * nr
+	for s := 0; s < sMax; s++ {
+		copy(vt[nr*s:], a.v[vbase+s*a.Dv+tail:vbase+(s+1)*a.Dv])
+	}
+	return vt
+}
+
+// mulV writes the rows' out = P [n, sMax] · V [sMax, Dv] for the value
+// tiles [ct0, ct1) of nr columns (vt: valueTail's).
+func (a *attnArgs) mulV(bi, kh, r0, r1, sMax int, scores, vt, out []float32, ct0, ct1 int) {
+	nr, n := kern.nr, r1-r0
+	vbase := (bi*a.Hk + kh) * a.S * a.Dv
+	var rowsA [6][]float32
+	var c gemmOut
+	for ct := ct0; ct < ct1; ct++ {
 		cols := min(nr, a.Dv-nr*ct)
 		bt, ldb := a.v[vbase+nr*ct:], a.Dv
 		if cols < nr {
@@ -180,24 +257,30 @@ func (a *attnArgs) block(bi, kh, r0, r1 int, buf, out []float32) {
 	}
 }
 
-// scoresByKeys sets scores [n, sMax] with keys as the A rows, 6 at a
-// time, against the block's scaled queries qs [n][D] transposed into qt
-// [D][nr]: for one query position, where packing the keys would cost more
-// than it saves.
-func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qs, scores, qt []float32) {
+// transposeQ sets qt [D][nr] to the block's scaled queries qs [n][D]
+// transposed (zero past n), scoresByKeys' B.
+func (a *attnArgs) transposeQ(n int, qs, qt []float32) {
 	nr := kern.nr
-	qt = qt[:a.D*nr]
 	clear(qt)
 	for j := 0; j < n; j++ {
 		for d := 0; d < a.D; d++ {
 			qt[nr*d+j] = qs[j*a.D+d]
 		}
 	}
+}
+
+// scoresByKeys sets scores [n, sMax] for keys [s0, s1) with keys as the
+// A rows, 6 at a time, against the block's scaled queries transposed (qt,
+// transposeQ's): for one query position, where packing the keys would
+// cost more than it saves. Each score is its own dot product, so a range
+// gives the bits the whole does.
+func (a *attnArgs) scoresByKeys(bi, kh, n, sMax int, qt, scores []float32, s0, s1 int) {
+	nr := kern.nr
 	kbase := (bi*a.Hk + kh) * a.S * a.D
 	var rowsA [6][]float32
 	var c gemmOut
-	for s0 := 0; s0 < sMax; s0 += 6 {
-		m := min(6, sMax-s0)
+	for ; s0 < s1; s0 += 6 {
+		m := min(6, s1-s0)
 		for i := 0; i < 6; i++ {
 			rowsA[i] = a.k[kbase+(s0+min(i, m-1))*a.D:][:a.D]
 		}

@@ -140,6 +140,7 @@ func (b *Backend) Linear(x tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if !ok || !b.ok("Linear", x) {
 		return empty
 	}
+	b.resident(w)
 	tx := x.(*T)
 	if len(tx.shape) == 0 || tx.shape[len(tx.shape)-1] != w.in || w.experts != 1 {
 		return b.fail("Linear", "input %v for weight In=%d (experts %d)", tx.shape, w.in, w.experts)
@@ -188,6 +189,7 @@ func (b *Backend) GatherLinear(x tensor.Tensor, l *tensor.Linear, idx tensor.Ten
 	if !ok || !b.ok("GatherLinear", x, idx) {
 		return empty
 	}
+	b.resident(w)
 	tx, ti := x.(*T), idx.(*T)
 	if len(tx.shape) != 3 || len(ti.shape) != 2 || tx.shape[0] != ti.shape[0] || tx.shape[2] != w.in ||
 		(tx.shape[1] != 1 && tx.shape[1] != ti.shape[1]) {

@@ -22,6 +22,7 @@ func (b *Backend) LinearT(dy tensor.Tensor, l *tensor.Linear) tensor.Tensor {
 	if !ok || !b.ok("LinearT", dy) {
 		return empty
 	}
+	b.resident(w)
 	t := dy.(*T)
 	if len(t.shape) == 0 || t.shape[len(t.shape)-1] != w.out || w.experts != 1 {
 		return b.fail("LinearT", "gradient %v for weight Out=%d (experts %d)", t.shape, w.out, w.experts)
@@ -223,6 +224,7 @@ func (b *Backend) GatherLinearT(dy tensor.Tensor, l *tensor.Linear, idx tensor.T
 	if !ok || !b.ok("GatherLinearT", dy, idx) {
 		return empty
 	}
+	b.resident(w)
 	td, ti := dy.(*T), idx.(*T)
 	if len(td.shape) != 3 || len(ti.shape) != 2 || td.shape[0] != ti.shape[0] || td.shape[1] != ti.shape[1] || td.shape[2] != w.out {
 		return b.fail("GatherLinearT", "gradient %v, idx %v for Out=%d", td.shape, ti.shape, w.out)

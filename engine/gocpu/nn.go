@@ -69,7 +69,7 @@ func (b *Backend) RMSNorm(x, w tensor.Tensor, eps float32) tensor.Tensor {
 		if tw.size() != d {
 			return b.fail("RMSNorm", "weight %v for rows of %d", tw.shape, d)
 		}
-		wf = asFloats(tw)
+		wf = readOnlyFloats(tw)
 	}
 	in := asFloats(t)
 	r := newF(t.shape...)

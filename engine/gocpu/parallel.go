@@ -79,7 +79,10 @@ func (p *pool) next() (func(), bool) {
 
 // run calls fn over [0, total) split into about p.n contiguous ranges; grain
 // is the smallest range worth a goroutine. A worker that is late (asleep,
-// or its core taken by other work) leaves its range to the caller.
+// or its core taken by other work) leaves its range to the caller. Ranges
+// start on multiples of 64 when grain is at least that, so that a vector
+// kernel's scalar tail (tanh, exp) falls only at the end of the whole, as
+// in one range: the bits do not depend on the number of workers.
 func (p *pool) run(total, grain int, fn func(lo, hi int)) {
 	parts := p.n
 	if grain < 1 {
@@ -92,7 +95,11 @@ func (p *pool) run(total, grain int, fn func(lo, hi int)) {
 		fn(0, total)
 		return
 	}
-	p.each(total, (total+parts-1)/parts, func(_, lo, hi int) { fn(lo, hi) })
+	chunk := (total + parts - 1) / parts
+	if grain >= 64 {
+		chunk = (chunk + 63) &^ 63
+	}
+	p.each(total, chunk, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 // each runs fn over [0, total) in chunks of chunk items that the caller

@@ -1,9 +1,12 @@
 package gocpu
 
 import (
+	"math/rand"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"perch/engine/tensor"
 )
 
 // TestEachCoversOnce: each and run hand every index to exactly one call of
@@ -171,5 +174,27 @@ func TestGoSoloBacksOff(t *testing.T) {
 	p.goSolo(now.Add(soloMax + soloNear))
 	if p.soloFor != soloMin {
 		t.Fatalf("a stall long after the last: solo for %v, want %v", p.soloFor, soloMin)
+	}
+}
+
+// TestRunAlignedBits: an elementwise op with a vector kernel (tanh, exp,
+// GELU) gives the same bits with 1, 2 and 3 workers on a length that
+// splits unevenly: run's ranges start on multiples of 64, so the kernels'
+// scalar tails fall only at the end.
+func TestRunAlignedBits(t *testing.T) {
+	x := randFloats(rand.New(rand.NewSource(8)), 40001, 6)
+	var want [3][]float32
+	for i, threads := range []int{1, 2, 3} {
+		b := New(Options{Threads: threads})
+		xt := b.FromFloat32(x, []int{40001}, tensor.Float32)
+		for j, y := range []tensor.Tensor{b.Tanh(xt), b.Exp(xt), b.GeluTanh(xt)} {
+			got := must(b.Float32s(y))
+			if i == 0 {
+				want[j] = got
+			} else if !equalBits(got, want[j]) {
+				t.Fatalf("%d workers, op %d: bits differ from one worker's", threads, j)
+			}
+		}
+		b.Close()
 	}
 }

@@ -1,6 +1,8 @@
 package gocpu
 
 import (
+	"sync/atomic"
+
 	"perch/engine/tensor"
 )
 
@@ -273,6 +275,7 @@ func (b *Backend) SliceUpdate(dst, src tensor.Tensor, axis, start int) tensor.Te
 	for o := 0; o < outer; o++ {
 		copyBlocks(d, o*n*inner+start*inner, s, o*w, w)
 	}
+	atomic.StorePointer(&d.wideMemo, nil) // its floats changed
 	return d
 }
 

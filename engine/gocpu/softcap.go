@@ -40,7 +40,8 @@ func (b *Backend) GeluMul(g, u tensor.Tensor) tensor.Tensor {
 		return empty
 	}
 	r := newF(tg.shape...)
-	b.pool.run(len(r.f), 1<<14, func(lo, hi int) {
+	// a decode step's MLP (6144 or 12288 wide) is split among the workers
+	b.pool.run(len(r.f), 1<<12, func(lo, hi int) {
 		for k := lo; k < hi; k += 1 << 12 {
 			d := r.f[k:min(k+1<<12, hi)]
 			copy(d, tg.f[k:])

@@ -2,6 +2,8 @@ package gocpu
 
 import (
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 
 	"perch/engine/tensor"
 )
@@ -20,6 +22,11 @@ type T struct {
 	i     []int32
 	u     []uint32
 	b     []bool
+	// loaded marks checkpoint data made by FromBytes (resident.go).
+	loaded bool
+	// wideMemo caches a small 2-byte tensor's widened floats for
+	// readOnlyFloats (a *[]float32, set atomically; SliceUpdate clears it).
+	wideMemo unsafe.Pointer
 }
 
 func (t *T) Shape() []int        { return t.shape }
@@ -103,6 +110,24 @@ func asFloats(t *T) []float32 {
 		return out
 	}
 	return t.f
+}
+
+// memoMax bounds the tensors readOnlyFloats caches widened (norm weights
+// and the like: read every token, a few KB each).
+const memoMax = 1 << 16
+
+// readOnlyFloats is asFloats for a caller that only reads the result: a
+// small 2-byte tensor is widened once and the floats kept with it.
+func readOnlyFloats(t *T) []float32 {
+	if t.h == nil || len(t.h) > memoMax {
+		return asFloats(t)
+	}
+	if p := atomic.LoadPointer(&t.wideMemo); p != nil {
+		return *(*[]float32)(p)
+	}
+	f := asFloats(t)
+	atomic.StorePointer(&t.wideMemo, unsafe.Pointer(&f))
+	return f
 }
 
 // wide returns t with its floats in f (t itself unless stored at 2 bytes).

@@ -1,0 +1,40 @@
+package gocpu
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// hugeRegion maps size bytes (a multiple of 2 MB) of anonymous memory
+// asking for transparent huge pages, or returns nil where the kernel has
+// them off ("[never]") or refuses. The region starts on a 2 MB boundary
+// so that every 2 MB of it can be one page; mapping is what freeRegion
+// takes.
+func hugeRegion(size int) (region, mapping []byte) {
+	if thpNever() {
+		return nil, nil
+	}
+	const huge = 2 << 20
+	m, err := syscall.Mmap(-1, 0, size+huge, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, nil
+	}
+	lead := (huge - int(uintptr(unsafe.Pointer(&m[0])))%huge) % huge
+	region = m[lead : lead+size : lead+size]
+	if err := syscall.Madvise(region, 14 /* MADV_HUGEPAGE */); err != nil {
+		syscall.Munmap(m)
+		return nil, nil
+	}
+	return region, m
+}
+
+// freeRegion unmaps a hugeRegion's mapping.
+func freeRegion(mapping []byte) { syscall.Munmap(mapping) }
+
+// thpNever reports whether transparent huge pages are off.
+func thpNever() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err != nil || strings.Contains(string(b), "[never]")
+}

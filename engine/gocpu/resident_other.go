@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gocpu
+
+// hugeRegion: only Linux gets the copies (macOS runs MLX; elsewhere the
+// weights are read where the checkpoint maps them).
+func hugeRegion(size int) (region, mapping []byte) { return nil, nil }
+
+func freeRegion(mapping []byte) {}
