@@ -59,6 +59,7 @@ type Backend struct {
 	ints    intScratch  // the integer prefill's buffers (intgemm.go)
 	attn    [][]float32 // sdpaFast's buffer per worker
 	res     residentSet // quantized weights in 2 MB pages (resident.go)
+	rope    ropeMemo    // a decode step's RoPE tables (rope_memo.go)
 }
 
 var _ tensor.Backend = (*Backend)(nil)

@@ -159,37 +159,25 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 		return b.fail("RoPE", "dims %d for input %v", dims, t.shape)
 	}
 	half := dims / 2
-	inv := make([]float32, half)
+	var fr []float32
 	if freqs != nil {
-		fr := asFloats(freqs.(*T))
-		if len(fr) != half {
+		if fr = asFloats(freqs.(*T)); len(fr) != half {
 			return b.fail("RoPE", "freqs has %d values, want %d", len(fr), half)
-		}
-		for i, f := range fr {
-			inv[i] = 1 / f
-		}
-	} else {
-		c := float32(math.Log(float64(base)) / float64(half))
-		for i := range inv {
-			inv[i] = float32(math.Exp(float64(float32(-i) * c)))
 		}
 	}
 	D := t.shape[len(t.shape)-1]
 	L := t.shape[len(t.shape)-2]
 	in := asFloats(t)
 	r := newF(t.shape...)
-	cos := make([]float32, L*half)
-	sin := make([]float32, L*half)
-	b.pool.run(L, max(1, 1024/half), func(lo, hi int) {
-		for l := lo; l < hi; l++ {
-			pos := float32(offset+l) * scale
-			for i := 0; i < half; i++ {
-				th := pos * inv[i]
-				cos[l*half+i] = float32(math.Cos(float64(th)))
-				sin[l*half+i] = float32(math.Sin(float64(th)))
-			}
-		}
-	})
+	key := ropeKey{offset: offset, half: half, base: base, scale: scale}
+	if freqs != nil {
+		key.freqs = freqs.(*T)
+	}
+	cos, sin := b.rope.get(key, L)
+	if cos == nil {
+		cos, sin = b.ropeTables(fr, half, L, base, scale, offset)
+		b.rope.put(key, L, cos, sin)
+	}
 	rows := len(in) / D
 	b.pool.run(rows, max(1, 8192/D), func(lo, hi int) { // each row copied, then rotated
 		copy(r.f[lo*D:hi*D], in[lo*D:hi*D])
@@ -212,6 +200,35 @@ func (b *Backend) RoPE(x tensor.Tensor, dims int, traditional bool, base, scale 
 		}
 	})
 	return r
+}
+
+// ropeTables computes RoPE's cos and sin [L][half] for positions offset..
+// offset+L-1 scaled by scale, at frequencies fr (or base^(-i/half)).
+func (b *Backend) ropeTables(fr []float32, half, L int, base, scale float32, offset int) (cos, sin []float32) {
+	inv := make([]float32, half)
+	if fr != nil {
+		for i, f := range fr {
+			inv[i] = 1 / f
+		}
+	} else {
+		c := float32(math.Log(float64(base)) / float64(half))
+		for i := range inv {
+			inv[i] = float32(math.Exp(float64(float32(-i) * c)))
+		}
+	}
+	cos = make([]float32, L*half)
+	sin = make([]float32, L*half)
+	b.pool.run(L, max(1, 1024/half), func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			pos := float32(offset+l) * scale
+			for i := 0; i < half; i++ {
+				th := pos * inv[i]
+				cos[l*half+i] = float32(math.Cos(float64(th)))
+				sin[l*half+i] = float32(math.Sin(float64(th)))
+			}
+		}
+	})
+	return cos, sin
 }
 
 // SDPA computes attention per (batch, query head, query row); the fast
