@@ -12,7 +12,8 @@ import (
 // weight once per token, ~500 MB on E2B; with 4 KB pages that is over
 // 100,000 TLB misses per token, which the page walks of a virtual machine
 // make dearer still. The copy holds the same bytes, so results are the
-// same; the file's pages, no longer read, become cache the OS can drop.
+// same; the file's pages it replaces are handed back to the OS (pageOut),
+// so the weights count once in the process's resident memory.
 // Options.MappedWeights keeps reading the mapping.
 
 // residentChunk is the size of the regions copies are placed in (larger
@@ -104,6 +105,7 @@ func place[E uint16 | uint32 | float32](r *residentSet, p *pool, src []E) []E {
 	}
 	dst := unsafe.Slice((*E)(unsafe.Pointer(&r.free[pad])), len(src))
 	p.run(len(src), 1<<18, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+	pageOut(unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), size))
 	r.free = r.free[pad+size:]
 	r.bytes += int64(pad + size)
 	return dst

@@ -7,3 +7,5 @@ package gocpu
 func hugeRegion(size int) (region, mapping []byte) { return nil, nil }
 
 func freeRegion(mapping []byte) {}
+
+func pageOut(src []byte) {}
