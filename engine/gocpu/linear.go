@@ -235,6 +235,7 @@ func (b *Backend) Embedding(l *tensor.Linear, ids tensor.Tensor) tensor.Tensor {
 	if !ok || !b.ok("Embedding", ids) {
 		return empty
 	}
+	b.residentIfCopied(w)
 	ti := ids.(*T)
 	rows, ok := b.indices("Embedding", ti, w.out)
 	if !ok {

@@ -41,7 +41,14 @@ type residentCopy struct {
 // making it on first use. Only tensors made by FromBytes (checkpoint data:
 // loaded once, used every token) are copied, so a weight built per call
 // cannot grow the set.
-func (b *Backend) resident(w *weight) {
+func (b *Backend) resident(w *weight) { b.useResident(w, true) }
+
+// residentIfCopied is resident for a reader of a few rows (Embedding: the
+// tied head's token rows), which never makes a copy but takes one that
+// exists, since the mapping's pages behind it were handed back.
+func (b *Backend) residentIfCopied(w *weight) { b.useResident(w, false) }
+
+func (b *Backend) useResident(w *weight, create bool) {
 	tw, ok := w.l.W.(*T)
 	if b.opt.Plain || b.opt.MappedWeights || !ok || !tw.loaded || !w.quantized() || len(w.packed) == 0 {
 		return
@@ -53,6 +60,9 @@ func (b *Backend) resident(w *weight) {
 		return
 	}
 	c := r.copies[tw]
+	if c == nil && !create {
+		return
+	}
 	if c == nil {
 		if c = r.copy(w, b.pool); c == nil {
 			return

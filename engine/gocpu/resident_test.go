@@ -34,8 +34,10 @@ func loadedLinear(b *Backend, r *rand.Rand, out, in, gs int) *tensor.Linear {
 // TestResidentWeights: a checkpoint's quantized weights read from their
 // copies in 2 MB pages give the bits the mapped bytes give, for a decode
 // matvec (exact and int8), a prefill GEMM and the transposed product;
-// the copy is made once per weight, only for checkpoint data, in regions
-// on 2 MB boundaries, and Close gives them back. Where the OS has no huge
+// Embedding's rows are the same before the copy (which it does not make)
+// and after (read from it); the copy is made once per weight, only for
+// checkpoint data, in regions on 2 MB boundaries, and Close gives them
+// back. Where the OS has no huge
 // pages (not Linux, or THP "never") no copy is made and the test says so.
 func TestResidentWeights(t *testing.T) {
 	r := rand.New(rand.NewSource(41))
@@ -43,6 +45,13 @@ func TestResidentWeights(t *testing.T) {
 		res, mapped := New(Options{Threads: 2, IntDecode: intDecode, IntPrefill: true}), New(Options{Threads: 2, IntDecode: intDecode, IntPrefill: true, MappedWeights: true})
 		l := loadedLinear(res, r, 96, 256, 64)
 		heap := randLinear(r, 0, 32, 256, 4, 64, false) // built in memory: never copied
+		ids := []int32{3, 95, 0, 3}
+		embed := func(b *Backend) []float32 {
+			return must(b.Float32s(b.Embedding(l, b.FromInt32(ids, []int{4}))))
+		}
+		if !equalBits(embed(res), embed(mapped)) || len(res.res.copies) != 0 {
+			t.Fatal("Embedding before any Linear: other rows, or it made a copy")
+		}
 		for _, rows := range []int{1, 5} {
 			x := randFloats(r, rows*256, 1)
 			dy := randFloats(r, rows*96, 1)
@@ -61,6 +70,9 @@ func TestResidentWeights(t *testing.T) {
 					t.Fatalf("LinearT, %d rows: [%d] = %g from the copy, %g from the mapping", rows, i, gotT[i], wantT[i])
 				}
 			}
+		}
+		if !equalBits(embed(res), embed(mapped)) { // from the copy now, where there is one
+			t.Fatal("Embedding after the copy: other rows")
 		}
 		if err := res.Err(); err != nil {
 			t.Fatal(err)
@@ -85,6 +97,13 @@ func TestResidentWeights(t *testing.T) {
 			}
 			if a := uintptr(unsafe.Pointer(&c.packed[0])); a%(2<<20) != 0 {
 				t.Fatalf("the first copy starts at %#x, not on a 2 MB boundary", a)
+			}
+			before := embed(mapped)
+			for i := range l.W.(*T).u { // the mapped words change; the copy does not
+				l.W.(*T).u[i] ^= 0x11111111
+			}
+			if !equalBits(embed(res), before) || equalBits(embed(mapped), before) {
+				t.Fatal("Embedding does not read the copy once there is one")
 			}
 		}
 		res.Close()
