@@ -215,7 +215,6 @@ const stallWait = time.Millisecond
 // inside it, and the caller's wake-up once it sleeps.
 type eachCall struct {
 	spans   []atomic.Uint64 // per worker: its next chunk << 32 | its end
-	chunks  int64
 	active  atomic.Int32
 	waiting atomic.Bool
 	done    chan struct{}
