@@ -3,6 +3,7 @@ package gocpu
 import (
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -13,7 +14,7 @@ import (
 // so that every 2 MB of it can be one page; mapping is what freeRegion
 // takes.
 func hugeRegion(size int) (region, mapping []byte) {
-	if thpNever() {
+	if !hugePagesOn() {
 		return nil, nil
 	}
 	const huge = 2 << 20
@@ -33,11 +34,12 @@ func hugeRegion(size int) (region, mapping []byte) {
 // freeRegion unmaps a hugeRegion's mapping.
 func freeRegion(mapping []byte) { syscall.Munmap(mapping) }
 
-// thpNever reports whether transparent huge pages are off.
-func thpNever() bool {
+// hugePagesOn reports whether the kernel has transparent huge pages on
+// (read once).
+var hugePagesOn = sync.OnceValue(func() bool {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err != nil || strings.Contains(string(b), "[never]")
-}
+	return err == nil && !strings.Contains(string(b), "[never]")
+})
 
 // pageOut asks the kernel to reclaim the whole pages of src now that its
 // copy is made (MADV_PAGEOUT, Linux 5.4+): a checkpoint's file pages leave

@@ -8,4 +8,6 @@ func hugeRegion(size int) (region, mapping []byte) { return nil, nil }
 
 func freeRegion(mapping []byte) {}
 
+func hugePagesOn() bool { return false }
+
 func pageOut(src []byte) {}

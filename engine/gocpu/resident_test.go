@@ -4,9 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand"
-	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -80,7 +78,7 @@ func TestResidentWeights(t *testing.T) {
 		if len(mapped.res.copies) != 0 {
 			t.Fatalf("MappedWeights made %d copies", len(mapped.res.copies))
 		}
-		if !hugePagesHere() {
+		if !hugePagesOn() {
 			t.Logf("no copies on %s (transparent huge pages off or absent): the mapped bytes were read, as they should be", runtime.GOOS)
 		} else {
 			c := res.res.copies[l.W.(*T)]
@@ -112,13 +110,4 @@ func TestResidentWeights(t *testing.T) {
 			t.Fatal("Close kept the copies")
 		}
 	}
-}
-
-// hugePagesHere reports whether hugeRegion can give memory on this machine.
-func hugePagesHere() bool {
-	if runtime.GOOS != "linux" {
-		return false
-	}
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err == nil && !strings.Contains(string(b), "[never]")
 }
